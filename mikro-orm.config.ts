@@ -1,0 +1,40 @@
+import 'reflect-metadata';
+import { defineConfig, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { entities } from './src/db/entities';
+import { migrationsList } from './src/db/migrations';
+
+export interface OrmOptions {
+  clientUrl: string;
+  /** Receives every SQL statement (tests count them per request). */
+  onQuery?: (sql: string) => void;
+  poolMax?: number;
+}
+
+/** The ORM settings for the service, the tests and the scripts alike. */
+export function ormConfig({ clientUrl, onQuery, poolMax = 10 }: OrmOptions): Options {
+  return defineConfig({
+    clientUrl,
+    entities,
+    extensions: [Migrator],
+    discovery: { disableDynamicFileAccess: true },
+    // Requests use their own fork; touching the global EntityManager is a bug we want to hear about.
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
+    driverOptions: { connection: { connectionTimeoutMillis: 3000 } },
+    migrations: {
+      migrationsList,
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      tableName: 'mikro_orm_migrations',
+    },
+    debug: onQuery ? ['query'] : false,
+    colors: false,
+    logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
+  });
+}
+
+// For the MikroORM CLI (`npx mikro-orm ...`) against DATABASE_URL.
+export default ormConfig({ clientUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' });

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { resolve } from 'node:path';
+
+/**
+ * Every setting the service reads, parsed and checked once at start. Nothing else in src/
+ * reads process.env, so this file is the complete list (the README mirrors it).
+ */
+const intSetting = (fallback: number, min = 0) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min))
+    .optional()
+    .transform((v) => v ?? fallback);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
+  PORT: intSetting(3000),
+  HOST: z.string().optional().default('0.0.0.0'),
+  DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATA_DIR: z.string().optional().default('.data'),
+  JWT_SECRET: z.string().optional(),
+  SMTP_URL: z.string().url('must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().optional().default('Blog API <no-reply@localhost>'),
+  APP_URL: z.string().url('must be an absolute URL').optional(),
+  BCRYPT_COST: intSetting(12, 4).pipe(z.number().max(15, 'must be at most 15')),
+  RESET_TOKEN_TTL_MINUTES: intSetting(60, 1),
+  TRASH_RETENTION_DAYS: intSetting(30),
+  AUTH_RATE_LIMIT_PER_MINUTE: intSetting(300),
+  SHUTDOWN_TIMEOUT_MS: intSetting(10_000),
+  CORS_ORIGINS: z.string().optional().default(''),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+});
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  /** Undefined only before main() has generated the development secret. */
+  jwtSecret: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  appUrl: string;
+  bcryptCost: number;
+  resetTokenTtlMinutes: number;
+  trashRetentionDays: number;
+  authRateLimitPerMinute: number;
+  shutdownTimeoutMs: number;
+  corsOrigins: string[];
+  logLevel: string;
+  /** Mail outbox polling and the first retry delay; tests shorten them. */
+  mailPollMs: number;
+  mailRetryBaseMs: number;
+}
+
+export class ConfigError extends Error {}
+
+/** Treats empty strings as unset, so `FOO= npm start` means "default". */
+function clean(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = envSchema.safeParse(clean(env));
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid settings:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (production) {
+    const missing: string[] = [];
+    if (!e.JWT_SECRET || e.JWT_SECRET.length < 32) missing.push('JWT_SECRET (at least 32 characters)');
+    if (!e.SMTP_URL) missing.push('SMTP_URL');
+    if (!e.APP_URL) missing.push('APP_URL');
+    if (missing.length) throw new ConfigError(`NODE_ENV=production needs: ${missing.join(', ')}`);
+  } else if (e.JWT_SECRET !== undefined && e.JWT_SECRET.length < 32) {
+    throw new ConfigError('JWT_SECRET: must be at least 32 characters');
+  }
+  return Object.freeze({
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: resolve(e.DATA_DIR),
+    jwtSecret: e.JWT_SECRET,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    appUrl: (e.APP_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    bcryptCost: e.BCRYPT_COST,
+    resetTokenTtlMinutes: e.RESET_TOKEN_TTL_MINUTES,
+    trashRetentionDays: e.TRASH_RETENTION_DAYS,
+    authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    logLevel: e.LOG_LEVEL,
+    mailPollMs: 2000,
+    mailRetryBaseMs: 5000,
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * The one error type of the service. Services throw it; each surface maps it once
+ * (http/error-handler.ts for REST, graphql/errors.ts for GraphQL) through KINDS below.
+ */
+export type ErrorKind =
+  | 'BAD_REQUEST'
+  | 'VALIDATION'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+export const KINDS: Record<ErrorKind, { status: number; code: string }> = {
+  BAD_REQUEST: { status: 400, code: 'BAD_USER_INPUT' },
+  VALIDATION: { status: 422, code: 'BAD_USER_INPUT' },
+  UNAUTHENTICATED: { status: 401, code: 'UNAUTHENTICATED' },
+  FORBIDDEN: { status: 403, code: 'FORBIDDEN' },
+  NOT_FOUND: { status: 404, code: 'NOT_FOUND' },
+  METHOD_NOT_ALLOWED: { status: 405, code: 'METHOD_NOT_ALLOWED' },
+  PAYLOAD_TOO_LARGE: { status: 413, code: 'BAD_USER_INPUT' },
+  RATE_LIMITED: { status: 429, code: 'TOO_MANY_REQUESTS' },
+  UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
+  INTERNAL: { status: 500, code: 'INTERNAL_SERVER_ERROR' },
+};
+
+export interface FieldError {
+  field: string | null;
+  message: string;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly errors?: FieldError[],
+    /** Seconds until a rate-limited caller may try again (REST sends it as Retry-After). */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = KINDS[kind].status;
+    this.code = KINDS[kind].code;
+  }
+
+  static notFound(message: string) {
+    return new AppError('NOT_FOUND', message);
+  }
+  static forbidden() {
+    return new AppError('FORBIDDEN', 'Forbidden');
+  }
+  static unauthenticated(message = 'Unauthenticated') {
+    return new AppError('UNAUTHENTICATED', message);
+  }
+  static badRequest(message: string) {
+    return new AppError('BAD_REQUEST', message);
+  }
+  static validation(errors: FieldError[]) {
+    return new AppError('VALIDATION', 'Validation failed', errors);
+  }
+  /** A 422 about one field with its own message, e.g. `Email already taken`. */
+  static conflict(field: string, message: string) {
+    return new AppError('VALIDATION', message, [{ field, message }]);
+  }
+  static tooManyRequests(retryAfter: number) {
+    return new AppError('RATE_LIMITED', 'Too many requests', undefined, Math.max(1, Math.ceil(retryAfter)));
+  }
+  static unavailable() {
+    return new AppError('UNAVAILABLE', 'Service unavailable');
+  }
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+
+/** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
+export function isConnectionError(err: unknown): boolean {
+  let e = err as { code?: string; message?: string; cause?: unknown; name?: string } | undefined;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (e.code && CONNECTION_CODES.has(e.code)) return true;
+    if (e.name === 'ConnectionException') return true;
+    if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|terminating connection|Knex: Timeout acquiring a connection|the database system is (shutting down|starting up)/i.test(e.message)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/**
+ * Turns anything thrown into an AppError. ORM and driver errors that a caller can act on get
+ * their own kind; everything else is INTERNAL with a message that reveals nothing.
+ */
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isConnectionError(err)) return AppError.unavailable();
+  return new AppError('INTERNAL', 'Internal server error');
+}
+
+/** PostgreSQL unique violation, optionally on a named constraint. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string; name?: string } | undefined;
+  if (!e) return false;
+  const unique = e.code === '23505' || e.name === 'UniqueConstraintViolationException';
+  return unique && (!constraint || e.constraint === constraint || String((err as Error).message).includes(constraint));
+}

@@ -1,0 +1,203 @@
+import type { EntityManager, EntityName, FilterQuery, FindOptions, QueryOrderMap } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { AppError } from './errors';
+import { parseInput, positiveIntString, MAX_INT32 } from './validation';
+
+/**
+ * The three list formats of SPEC 2.7 / CONTRACT 9, used by every list in the service.
+ *  - page:   count(*) + limit/offset; supports jumping to a page; not stable under inserts.
+ *  - simple: limit+1/offset, no count; `hasMore` comes from the extra row.
+ *  - cursor: keyset on id (`id < last` / `id > first`), one extra row for "more this way" and
+ *            one indexed EXISTS for "anything the other way"; stable under inserts and deletes.
+ */
+export type Direction = 'asc' | 'desc';
+
+export type ListRequest =
+  | { kind: 'page'; page: number }
+  | { kind: 'simple'; page: number }
+  | { kind: 'cursor'; cursor: Cursor | null; direction: Direction };
+
+export interface Cursor {
+  id: number;
+  /** `next` continues past `id` in the list's direction; `prev` walks back before it. */
+  towards: 'next' | 'prev';
+}
+
+export interface PageResult<T> {
+  data: T[];
+  total: number;
+  perPage: number;
+  currentPage: number;
+  lastPage: number;
+  from: number | null;
+  to: number | null;
+  nextPage: number | null;
+}
+
+export interface SimpleResult<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+export interface CursorResult<T> {
+  data: T[];
+  nextCursor: string | null;
+  prevCursor: string | null;
+  hasNextPage: boolean;
+  hasPrevPage: boolean;
+  perPage: number;
+  path: string;
+}
+
+export type ListResult<T> = PageResult<T> | SimpleResult<T> | CursorResult<T>;
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify({ id: cursor.id, to: cursor.towards })).toString('base64url');
+}
+
+// Boundaries may sit one step outside the id range (0 or MAX+1) after rows were deleted.
+const cursorPayload = z.object({ id: z.number().int().min(0).max(MAX_INT32 + 1), to: z.enum(['next', 'prev']) }).strict();
+
+export function decodeCursor(raw: string): Cursor {
+  try {
+    if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw new Error('shape');
+    const parsed = cursorPayload.parse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
+    return { id: parsed.id, towards: parsed.to };
+  } catch {
+    throw AppError.validation([{ field: 'cursor', message: 'cursor is not a cursor this list returned' }]);
+  }
+}
+
+const pageNumber = z
+  .string({ invalid_type_error: 'page must be a positive integer' })
+  .regex(positiveIntString, 'page must be a positive integer')
+  .transform(Number)
+  .refine((n) => n <= MAX_INT32, 'page must be a positive integer');
+
+/** The REST query of every list: `paginate`, `page`, `cursor`, `direction` (strings, once each). */
+export const listQuerySchema = z.object({
+  paginate: z.enum(['page', 'simple', 'cursor'], { message: 'paginate must be one of page, simple, cursor' }).optional(),
+  page: pageNumber.optional(),
+  cursor: z.string({ invalid_type_error: 'cursor must be a string' }).optional(),
+  direction: z.enum(['asc', 'desc'], { message: 'direction must be asc or desc' }).optional(),
+});
+
+export function listRequestFromQuery(query: unknown): ListRequest {
+  const q = parseInput(listQuerySchema, query);
+  return buildListRequest(q.paginate ?? 'page', q);
+}
+
+/** Shared by REST (from the query) and GraphQL (each format is its own field). */
+export function buildListRequest(
+  kind: 'page' | 'simple' | 'cursor',
+  args: { page?: number | null; cursor?: string | null; direction?: Direction | null },
+): ListRequest {
+  if (kind === 'cursor') {
+    return { kind, cursor: args.cursor ? decodeCursor(args.cursor) : null, direction: args.direction ?? 'desc' };
+  }
+  const page = args.page ?? 1;
+  if (!Number.isInteger(page) || page < 1 || page > MAX_INT32) {
+    throw AppError.validation([{ field: 'page', message: 'page must be a positive integer' }]);
+  }
+  return { kind, page };
+}
+
+export interface PaginateOptions<T extends object> {
+  perPage: number;
+  /** Order for page and simple formats; should end with `id` (ties break by id). */
+  orderBy: QueryOrderMap<T>[];
+  /** Filter switches for this list (e.g. `{ softDelete: false }` for the trash). */
+  filters?: FindOptions<T>['filters'];
+  populate?: FindOptions<T>['populate'];
+  /** The request path, echoed in the cursor format's `path`. */
+  path?: string;
+}
+
+/** Runs one list request against `entity` filtered by `where`; embeds are the caller's to load. */
+export async function paginate<T extends { id: number }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  where: FilterQuery<T>,
+  req: ListRequest,
+  opts: PaginateOptions<T>,
+): Promise<ListResult<T>> {
+  const { perPage, filters, populate } = opts;
+  const base = { filters, populate } as FindOptions<T>;
+
+  if (req.kind === 'page') {
+    const offset = (req.page - 1) * perPage;
+    const [total, data] = await Promise.all([
+      em.count(entity, where, { filters }),
+      offset >= MAX_INT32 ? Promise.resolve([] as T[]) : em.find(entity, where, { ...base, orderBy: opts.orderBy, limit: perPage, offset } as FindOptions<T>),
+    ]);
+    const lastPage = Math.max(1, Math.ceil(total / perPage));
+    const from = data.length ? offset + 1 : null;
+    return {
+      data,
+      total,
+      perPage,
+      currentPage: req.page,
+      lastPage,
+      from,
+      to: from === null ? null : offset + data.length,
+      nextPage: req.page < lastPage ? req.page + 1 : null,
+    };
+  }
+
+  if (req.kind === 'simple') {
+    const offset = (req.page - 1) * perPage;
+    const rows = offset >= MAX_INT32 ? [] : await em.find(entity, where, { ...base, orderBy: opts.orderBy, limit: perPage + 1, offset } as FindOptions<T>);
+    return { data: rows.slice(0, perPage), hasMore: rows.length > perPage };
+  }
+
+  // Cursor. A cursor is an exclusive boundary: `next` = rows after `id` in the list's order,
+  // `prev` = rows before it. Walking back reads the other way and flips the slice.
+  const { cursor, direction } = req;
+  const reverse = (d: Direction): Direction => (d === 'asc' ? 'desc' : 'asc');
+  const beyond = (d: Direction, id: number) => ({ id: d === 'asc' ? { $gt: id } : { $lt: id } });
+  const and = (extra: object): FilterQuery<T> => ({ $and: [where, extra] }) as FilterQuery<T>;
+  const backwards = cursor?.towards === 'prev';
+  const readDir = backwards ? reverse(direction) : direction;
+  // One step past `id` in direction d, so that "beyond" includes `id` itself.
+  const step = (d: Direction, id: number) => (d === 'asc' ? id - 1 : id + 1);
+
+  const rows = await em.find(entity, cursor ? and(beyond(readDir, cursor.id)) : where, {
+    ...base,
+    orderBy: { id: readDir } as QueryOrderMap<T>,
+    limit: perPage + 1,
+  } as FindOptions<T>);
+  const moreThisWay = rows.length > perPage;
+  const page = rows.slice(0, perPage);
+  if (backwards) page.reverse();
+  const first = page[0];
+  const last = page[page.length - 1];
+
+  // Anything on the other side? One indexed probe instead of a count.
+  let moreOtherWay = false;
+  let otherAnchor = 0;
+  if (cursor) {
+    const otherDir = reverse(readDir);
+    const edge = page.length ? (backwards ? last.id : first.id) : cursor.id;
+    otherAnchor = page.length ? edge : step(otherDir, edge);
+    moreOtherWay = (await em.findOne(entity, and(beyond(otherDir, otherAnchor)), { filters, fields: ['id'] } as never)) !== null;
+  }
+
+  const hasNextPage = backwards ? moreOtherWay : moreThisWay;
+  const hasPrevPage = backwards ? moreThisWay : moreOtherWay;
+  const nextId = last ? last.id : otherAnchor;
+  const prevId = first ? first.id : otherAnchor;
+  return {
+    data: page,
+    nextCursor: hasNextPage ? encodeCursor({ id: nextId, towards: 'next' }) : null,
+    prevCursor: hasPrevPage ? encodeCursor({ id: prevId, towards: 'prev' }) : null,
+    hasNextPage,
+    hasPrevPage,
+    perPage,
+    path: opts.path ?? '',
+  };
+}
+
+/** Maps the records of any list result, keeping its pagination fields. */
+export function mapList<T, U>(result: ListResult<T>, fn: (item: T) => U): ListResult<U> {
+  return { ...result, data: result.data.map(fn) } as ListResult<U>;
+}

@@ -1,0 +1,47 @@
+import { z, type ZodTypeAny } from 'zod';
+import { AppError, type FieldError } from './errors';
+
+/**
+ * Parses untrusted input against one zod schema. Both surfaces call it with the same schema
+ * (each module's <feature>.inputs.ts), so REST and GraphQL cannot drift apart. Every problem
+ * is listed; `field` is null for the body as a whole.
+ */
+export function parseInput<S extends ZodTypeAny>(schema: S, data: unknown): z.output<S> {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  const errors: FieldError[] = result.error.issues.map((issue) => ({
+    field: issue.path.length ? issue.path.join('.') : null,
+    message: issue.message,
+  }));
+  throw AppError.validation(errors);
+}
+
+/** A body must be a JSON object: arrays, strings and null are rejected as a whole. */
+export const bodyObject = <T extends z.ZodRawShape>(shape: T) =>
+  z.object(shape, { invalid_type_error: 'Body must be a JSON object', required_error: 'Body must be a JSON object' });
+
+/** Trimmed string with a length range counted in characters. */
+export const text = (label: string, min: number, max: number) =>
+  z
+    .string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` })
+    .trim()
+    .min(min, min === 1 ? `${label} is required` : `${label} must be at least ${min} characters`)
+    .max(max, `${label} must be at most ${max} characters`);
+
+/** A positive 32-bit integer given as a string (path and query values). */
+export const positiveIntString = /^[1-9]\d{0,9}$/;
+export const MAX_INT32 = 2_147_483_647;
+
+export function parsePositiveInt(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isInteger(value) && value > 0 && value <= MAX_INT32 ? value : null;
+  if (typeof value !== 'string' || !positiveIntString.test(value)) return null;
+  const n = Number(value);
+  return n <= MAX_INT32 ? n : null;
+}
+
+/** Path ids that are not positive 32-bit integers answer the resource's own 404 (CONTRACT 7). */
+export function parseId(value: unknown, notFoundMessage: string): number {
+  const id = parsePositiveInt(value);
+  if (id === null) throw AppError.notFound(notFoundMessage);
+  return id;
+}

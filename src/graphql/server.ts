@@ -1,0 +1,31 @@
+import { ApolloServer } from '@apollo/server';
+import type { GraphQLSchema } from 'graphql';
+import type { RequestContext } from '../core/context';
+import type { Logger } from '../core/logger';
+import { formatError } from './errors';
+
+export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; production: boolean }) {
+  return new ApolloServer<RequestContext>({
+    schema,
+    formatError: formatError(opts.log),
+    introspection: !opts.production,
+    includeStacktraceInErrorResponses: false,
+    // Authentication is by bearer header only, never cookies, so a cross-site request carries no
+    // credentials: CSRF prevention would only block plain `GET /graphql?query=` (CONTRACT 1).
+    csrfPrevention: false,
+    // main.ts owns the shutdown order (drain HTTP, stop GraphQL, close the ORM, stop PostgreSQL).
+    stopOnTerminationSignals: false,
+    plugins: [
+      {
+        // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
+        async requestDidStart() {
+          return {
+            async willSendResponse({ response }) {
+              response.http.status = 200;
+            },
+          };
+        },
+      },
+    ],
+  });
+}

@@ -1,0 +1,38 @@
+import type { ErrorRequestHandler, Request, Response, NextFunction } from 'express';
+import { AppError, toAppError } from '../core/errors';
+import type { RouteTable } from './routes';
+import type { Logger } from '../core/logger';
+
+export function sendError(res: Response, err: AppError): void {
+  if (err.retryAfter) res.setHeader('Retry-After', String(err.retryAfter));
+  const body: Record<string, unknown> = { message: err.message };
+  if (err.errors) body.errors = err.errors;
+  res.status(err.status).json(body);
+}
+
+/** Unknown path → 404; known path, other method → 405 with Allow. Runs before the body is read. */
+export function routeGuard(table: RouteTable) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const allowed = table.allowed(req.path);
+    if (!allowed) return sendError(res, AppError.notFound('Not found'));
+    if (req.method === 'OPTIONS' || allowed.includes(req.method)) return next();
+    res.setHeader('Allow', allowed.join(', '));
+    return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed'));
+  };
+}
+
+/** The one place REST turns errors into responses: AppError as is, body-parser errors by type, the rest 500. */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const type = (err as { type?: string }).type;
+    let appError: AppError;
+    if (type === 'entity.too.large') appError = new AppError('PAYLOAD_TOO_LARGE', 'Payload too large');
+    else if (type === 'entity.parse.failed') appError = AppError.badRequest('Malformed JSON');
+    else if (type === 'encoding.unsupported' || type === 'charset.unsupported') appError = AppError.badRequest('Unsupported content encoding');
+    else if (type === 'request.aborted') appError = AppError.badRequest('Request aborted');
+    else appError = toAppError(err);
+    if (appError.status >= 500) log.error({ err, path: req.path, method: req.method }, 'request failed');
+    if (res.headersSent) return res.end();
+    sendError(res, appError);
+  };
+}

@@ -1,0 +1,23 @@
+import type { ListResult } from '../core/pagination';
+
+const snakeKey = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * REST shows the same views as GraphQL with snake_case keys and ISO timestamps (CONTRACT 4).
+ * Views are plain objects built by each module's presenter, never entities.
+ */
+export function snake(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(snake);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[snakeKey(k)] = snake(v);
+    return out;
+  }
+  return value;
+}
+
+/** Pagination keys stay camelCase (SPEC 2.7); only the records are snake_cased. */
+export function snakeList<T>(result: ListResult<T>): unknown {
+  return { ...result, data: result.data.map(snake) };
+}

@@ -1,0 +1,45 @@
+import type { Request, Response } from 'express';
+import type { RequestContext } from '../core/context';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * One REST route. Modules export lists of these; app.ts mounts them and records them in the
+ * route table, which answers 404 and 405 (with Allow) before any body is read.
+ */
+export interface RouteDef {
+  method: Method;
+  /** Express path, `:name` for parameters. */
+  path: string;
+  handler: (req: Request, res: Response) => unknown;
+}
+
+export function contextOf(res: Response): RequestContext {
+  return res.locals.ctx as RequestContext;
+}
+
+/** Known paths and their methods, for 404 vs 405 and the Allow header. */
+export class RouteTable {
+  private readonly entries: { pattern: RegExp; methods: Set<string> }[] = [];
+
+  add(path: string, ...methods: string[]): void {
+    const source = '^' + path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$';
+    let entry = this.entries.find((e) => e.pattern.source === source);
+    if (!entry) this.entries.push((entry = { pattern: new RegExp(source), methods: new Set() }));
+    for (const m of methods) entry.methods.add(m.toUpperCase());
+    if (entry.methods.has('GET')) entry.methods.add('HEAD');
+  }
+
+  /** null when no route has this path; else the methods it accepts. */
+  allowed(path: string): string[] | null {
+    const methods = new Set<string>();
+    let found = false;
+    for (const e of this.entries) {
+      if (e.pattern.test(path)) {
+        found = true;
+        e.methods.forEach((m) => methods.add(m));
+      }
+    }
+    return found ? [...methods].sort() : null;
+  }
+}

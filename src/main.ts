@@ -1,0 +1,104 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { createApp } from './app';
+import { ConfigError, loadConfig, type Config } from './config/config';
+import { consoleLogger, type Logger } from './core/logger';
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
+import { initOrm, migrate } from './db/orm';
+import { setBcryptCost } from './modules/user/password';
+
+class StartError extends Error {}
+
+/** Development only: a secret generated once and kept with the data, so tokens survive restarts. */
+function developmentSecret(config: Config): string {
+  const file = join(config.dataDir, 'jwt-secret');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(48).toString('hex'), { mode: 0o600 });
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log: Logger = consoleLogger(config.logLevel);
+  setBcryptCost(config.bcryptCost);
+  const jwtSecret = config.jwtSecret ?? developmentSecret(config);
+
+  let embedded: EmbeddedPostgres | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.info(msg) });
+    databaseUrl = embedded.url;
+    log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
+  }
+
+  // A failure from here on must not leave the embedded PostgreSQL running on its own.
+  let orm: Awaited<ReturnType<typeof initOrm>> | undefined;
+  let built: Awaited<ReturnType<typeof createApp>>;
+  let server: Server;
+  try {
+    orm = await initOrm({ clientUrl: databaseUrl, poolMax: 20 });
+    await migrate(orm);
+    built = await createApp({ config: { ...config, jwtSecret }, orm, log });
+    server = await new Promise((resolve, reject) => {
+      const s = built.app.listen(config.port, config.host, () => resolve(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await orm?.close(true).catch(() => undefined);
+    await embedded?.stop();
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartError(`Port ${config.port} is in use: stop the other process or set PORT.`);
+    throw err;
+  }
+  const db = orm;
+  server.keepAliveTimeout = 5_000;
+  built.startJobs();
+
+  const base = `http://localhost:${config.port}`;
+  log.info({ rest: `${base}/`, graphql: `${base}/graphql`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: draining requests');
+    built.state.draining = true;
+    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+    forced.unref();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(forced);
+    log.debug('http closed');
+    await built.close();
+    log.debug('app closed');
+    await db.close(true);
+    log.debug('orm closed');
+    await embedded?.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  const message = err instanceof EmbeddedPostgresError || err instanceof StartError ? err.message : (err as Error)?.stack ?? String(err);
+  process.stderr.write(`Failed to start: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+import jwt from 'jsonwebtoken';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError } from '../../core/errors';
+import { User } from '../user/user.entity';
+
+/**
+ * Access tokens: HS256 JWT `{id, tv}` for 7 days (`tv` is the user's token version, bumped by a
+ * password change, so older tokens stop working at once). Verification tokens carry
+ * `purpose: "verify-email"` and are refused as bearer tokens; access tokens are refused by
+ * verify-email. Only HS256 verifies: `alg: none` and every other algorithm are rejected.
+ */
+const ALGORITHM = 'HS256' as const;
+export const ACCESS_TOKEN_TTL = '7d';
+export const VERIFY_TOKEN_TTL = '24h';
+const VERIFY_PURPOSE = 'verify-email';
+
+export class TokenService {
+  constructor(private readonly secret: string) {}
+
+  signAccess(user: Pick<User, 'id' | 'tokenVersion'>): string {
+    return jwt.sign({ id: user.id, tv: user.tokenVersion }, this.secret, { algorithm: ALGORITHM, expiresIn: ACCESS_TOKEN_TTL });
+  }
+
+  signVerifyEmail(user: Pick<User, 'id'>): string {
+    return jwt.sign({ id: user.id, purpose: VERIFY_PURPOSE }, this.secret, { algorithm: ALGORITHM, expiresIn: VERIFY_TOKEN_TTL });
+  }
+
+  private verify(token: string): Record<string, unknown> | null {
+    try {
+      const payload = jwt.verify(token, this.secret, { algorithms: [ALGORITHM] });
+      return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The user id of a valid verification token, or null for anything else. */
+  verifyEmailToken(token: string): number | null {
+    const p = this.verify(token);
+    return p && p.purpose === VERIFY_PURPOSE && isId(p.id) ? p.id : null;
+  }
+
+  /** SPEC 5.2 in order: no token → null (the caller decides on 401), bad token, unknown user, revoked. */
+  async authenticate(em: EntityManager, authorization: string | undefined): Promise<User | null> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (!match) return null;
+    const p = this.verify(match[1]);
+    if (!p || p.purpose !== undefined || !isId(p.id) || typeof p.tv !== 'number') throw AppError.unauthenticated('Invalid token');
+    const user = await em.findOne(User, { id: p.id });
+    if (!user) throw AppError.unauthenticated('User not found');
+    if (user.tokenVersion !== p.tv) throw AppError.unauthenticated('Invalid token');
+    return user;
+  }
+}
+
+function isId(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 2_147_483_647;
+}

@@ -1,0 +1,18 @@
+import { Entity, Index, ManyToOne, Property, type Rel } from '@mikro-orm/core';
+import { BaseEntity } from '../../core/base.entity';
+import { Post } from '../post/post.entity';
+import { User } from '../user/user.entity';
+
+@Entity({ tableName: 'comments' })
+// Comments are read per post, oldest first.
+@Index({ name: 'comments_post_id_created_at_id_index', properties: ['post', 'createdAt', 'id'] })
+export class Comment extends BaseEntity {
+  @ManyToOne(() => Post, { deleteRule: 'cascade', fieldName: 'post_id', index: false })
+  post!: Rel<Post>;
+
+  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'comments_user_id_index' })
+  user!: Rel<User>;
+
+  @Property({ type: 'text' })
+  body!: string;
+}

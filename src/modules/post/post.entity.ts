@@ -1,0 +1,36 @@
+import { Entity, Filter, Index, ManyToOne, Property, Unique, type Rel } from '@mikro-orm/core';
+import { BaseEntity } from '../../core/base.entity';
+import { User } from '../user/user.entity';
+
+@Entity({ tableName: 'posts' })
+@Filter({ name: 'softDelete', cond: { deletedAt: null }, default: true })
+// The list orders: GET /posts (created_at desc, id desc) and GET /trash (deleted_at desc, id desc).
+@Index({ name: 'posts_created_at_id_index', properties: ['createdAt', 'id'] })
+@Index({ name: 'posts_deleted_at_id_index', properties: ['deletedAt', 'id'] })
+export class Post extends BaseEntity {
+  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index' })
+  user!: Rel<User>;
+
+  @Property({ type: 'string', length: 255 })
+  title!: string;
+
+  @Property({ type: 'string', length: 255 })
+  @Unique({ name: 'posts_slug_unique' })
+  slug!: string;
+
+  @Property({ type: 'text' })
+  body!: string;
+
+  @Property({ type: 'boolean', default: false })
+  published: boolean = false;
+
+  @Property({ type: 'datetime', nullable: true })
+  publishedAt: Date | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  deletedAt: Date | null = null;
+
+  get isTrashed(): boolean {
+    return this.deletedAt !== null;
+  }
+}

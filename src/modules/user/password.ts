@@ -1,0 +1,26 @@
+import bcrypt from 'bcrypt';
+
+/**
+ * bcrypt's async functions run on libuv's thread pool, so hashing never blocks the event loop.
+ * The cost is set once from BCRYPT_COST at start; hashes of any cost still verify.
+ */
+let cost = 12;
+
+export function setBcryptCost(value: number): void {
+  cost = value;
+}
+
+export function hashPassword(plain: string): Promise<string> {
+  return bcrypt.hash(plain, cost);
+}
+
+export function verifyPassword(plain: string, hash: string): Promise<boolean> {
+  return bcrypt.compare(plain, hash);
+}
+
+/** A valid hash of a random secret: logins for unknown emails compare against it, so they take as long. */
+let dummyHash: Promise<string> | undefined;
+export function dummyPasswordHash(): Promise<string> {
+  dummyHash ??= bcrypt.hash(`unknown-user-${Math.random()}`, cost);
+  return dummyHash;
+}

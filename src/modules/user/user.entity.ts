@@ -1,0 +1,59 @@
+import { Entity, Enum, Filter, Index, Property, Unique } from '@mikro-orm/core';
+import { BaseEntity } from '../../core/base.entity';
+import { hashPassword, verifyPassword } from './password';
+
+export const ROLES = ['user', 'admin', 'moderator'] as const;
+export type Role = (typeof ROLES)[number];
+
+@Entity({ tableName: 'users' })
+@Filter({ name: 'softDelete', cond: { deletedAt: null }, default: true })
+export class User extends BaseEntity {
+  @Property({ type: 'string', length: 255 })
+  name!: string;
+
+  /** Stored trimmed and lower-cased, so the plain unique index is case-insensitive. */
+  @Property({ type: 'string', length: 255 })
+  @Unique({ name: 'users_email_unique' })
+  email!: string;
+
+  /** bcrypt hash; set only through setPassword(). `hidden` keeps it out of any serialisation. */
+  @Property({ type: 'string', length: 255, hidden: true, lazy: false })
+  password!: string;
+
+  @Enum({ items: () => [...ROLES], type: 'string', default: 'user' })
+  role: Role = 'user';
+
+  @Property({ type: 'datetime', nullable: true })
+  emailVerifiedAt: Date | null = null;
+
+  /** Bumped by every password change; access tokens carry it, so older tokens stop working. */
+  @Property({ type: 'integer', default: 0 })
+  tokenVersion: number = 0;
+
+  @Property({ type: 'datetime', nullable: true })
+  @Index({ name: 'users_deleted_at_index' })
+  deletedAt: Date | null = null;
+
+  /** The only way a password is set: hashes (off the event loop) and revokes older tokens. */
+  async setPassword(plain: string): Promise<void> {
+    this.password = await hashPassword(plain);
+    this.tokenVersion = (this.tokenVersion ?? 0) + 1;
+  }
+
+  checkPassword(plain: string): Promise<boolean> {
+    return verifyPassword(plain, this.password);
+  }
+
+  get isAdmin(): boolean {
+    return this.role === 'admin';
+  }
+  get isModerator(): boolean {
+    return this.role === 'admin' || this.role === 'moderator';
+  }
+  get isVerified(): boolean {
+    return this.emailVerifiedAt !== null;
+  }
+  get isTrashed(): boolean {
+    return this.deletedAt !== null;
+  }
+}

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Client } from 'pg';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { createApp, type BuiltApp } from '../../src/app';
+import { loadConfig, type Config } from '../../src/config/config';
+import { silentLogger } from '../../src/core/logger';
+import { initOrm, migrate } from '../../src/db/orm';
+import { setBcryptCost } from '../../src/modules/user/password';
+
+export interface TestApp {
+  url: string;
+  orm: MikroORM;
+  built: BuiltApp;
+  config: Config;
+  databaseUrl: string;
+  /** SQL statements seen since the last reset (MikroORM query log). */
+  sql: string[];
+  close(): Promise<void>;
+}
+
+/** A database of its own for one test file, created in the run's PostgreSQL and migrated. */
+export async function createTestDatabase(): Promise<string> {
+  const base = process.env.TEST_PG_URL;
+  if (!base) throw new Error('TEST_PG_URL is not set: run the tests through jest (globalSetup starts PostgreSQL)');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * Starts the real app on an ephemeral port over a fresh database. Bcrypt cost 4 keeps the suite
+ * fast (one test checks the default of 12). `env` overrides settings as the environment would.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
+  const config = {
+    ...loadConfig({
+      NODE_ENV: 'test',
+      JWT_SECRET: 'test-secret-that-is-at-least-32-characters-long',
+      BCRYPT_COST: '4',
+      AUTH_RATE_LIMIT_PER_MINUTE: '0',
+      APP_URL: 'http://app.test',
+      ...env,
+      DATABASE_URL: databaseUrl,
+    }),
+    mailPollMs: 50,
+    mailRetryBaseMs: 100,
+  };
+  setBcryptCost(config.bcryptCost);
+  const sql: string[] = [];
+  const orm = await initOrm({
+    clientUrl: databaseUrl,
+    onQuery: (line) => {
+      if (/^\[query\]/.test(line)) sql.push(line);
+    },
+  });
+  await migrate(orm);
+  sql.length = 0;
+  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: silentLogger });
+  built.startJobs();
+  const server: Server = await new Promise((resolve) => {
+    const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    orm,
+    built,
+    config,
+    databaseUrl,
+    sql,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await built.close();
+      await orm.close(true);
+    },
+  };
+}
