@@ -8,7 +8,7 @@ export enum DirectionEnum {
 registerEnumType(DirectionEnum, { name: 'Direction' });
 
 /** `<Name>Page`: the page format of SPEC 2.7 for items of type `item`. */
-export function PageOf<T>(item: ClassType<T>, name: string) {
+export function PageOf<T extends object>(item: ClassType<T>, name: string) {
   @ObjectType(name)
   class Page {
     @Field(() => [item]) data!: T[];
@@ -24,7 +24,7 @@ export function PageOf<T>(item: ClassType<T>, name: string) {
 }
 
 /** `<Name>SimplePage`: data and hasMore. */
-export function SimplePageOf<T>(item: ClassType<T>, name: string) {
+export function SimplePageOf<T extends object>(item: ClassType<T>, name: string) {
   @ObjectType(name)
   class SimplePage {
     @Field(() => [item]) data!: T[];
@@ -34,7 +34,7 @@ export function SimplePageOf<T>(item: ClassType<T>, name: string) {
 }
 
 /** `<Name>CursorPage`: keyset slices with opaque cursors. */
-export function CursorPageOf<T>(item: ClassType<T>, name: string) {
+export function CursorPageOf<T extends object>(item: ClassType<T>, name: string) {
   @ObjectType(name)
   class CursorPage {
     @Field(() => [item]) data!: T[];
