@@ -3,6 +3,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { asTenant, freshTenant, seedTenantPosts } from './support/tenants';
 import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
+import { runWithContext, type RequestContext } from '../src/core/context';
 
 /**
  * CONTRACT 10: no request ever sees or writes a row of a tenant other than the one it resolved.
@@ -249,5 +250,27 @@ describe('leak test: 200 concurrent requests with different x-tenant-id', () => 
         expect(res.body.errors[0].message).toBe('Unknown tenant');
       }
     }
+  });
+});
+
+describe('the admin read does not seed the request identity map', () => {
+  // A lookup by primary key is answered from the identity map without SQL, hence without the
+  // tenant filter: if allTenantPosts left other tenants' rows there, a sibling GraphQL field of
+  // the same request doing findOne(id) would see them. Driven at the service, in a real request
+  // context over the real database, because no route does a lookup by id yet.
+  it('after listAll, a tenant-scoped findOne of another tenant\'s id finds nothing', async () => {
+    const A = freshTenant();
+    const B = freshTenant();
+    await seedTenantPosts(app, A, 1, `${A}:seed`);
+    const [postB] = await seedTenantPosts(app, B, 1, `${B}:seed`);
+    const { user } = await buildUser(app, { role: 'admin' });
+    const em = app.orm.em.fork();
+    const ctx: RequestContext = { em, requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => user, loaders: new Map() };
+    await runWithContext(ctx, async () => {
+      const all = await app.built.services.tenantPosts.listAll(ctx);
+      expect(all.map((p) => p.id)).toContain(postB.id);
+      expect(await ctx.em.findOne(TenantPost, postB.id)).toBeNull();
+      expect((await app.built.services.tenantPosts.list(ctx)).every((p) => p.tenantId === A)).toBe(true);
+    });
   });
 });

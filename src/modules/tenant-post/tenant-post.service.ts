@@ -32,7 +32,9 @@ export class TenantPostService {
   /** Every tenant's posts, id ascending; admins only, no tenant needed. */
   async listAll(ctx: RequestContext): Promise<TenantPostView[]> {
     await requireRole(ctx, 'admin');
-    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' }, filters: { tenant: false } });
+    // Read outside the request's identity map: a later findOne by id in the same request (a
+    // sibling GraphQL field) would otherwise be answered from it without the tenant filter.
+    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' }, filters: { tenant: false }, disableIdentityMap: true });
     return posts.map(presentTenantPost);
   }
 }
