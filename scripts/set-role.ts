@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../src/config/config';
@@ -12,9 +13,12 @@ import { ROLES, User, type Role } from '../src/modules/user/user.entity';
  * server is left alone), otherwise one started for this command and stopped afterwards.
  */
 function runningEmbeddedUrl(dataDir: string): string | null {
-  const pidFile = join(dataDir, 'postgres', 'postmaster.pid');
+  // The cluster sits in DATA_DIR, or (as root, when `postgres` cannot reach DATA_DIR) in the
+  // /var/tmp folder src/db/embedded.ts derives from DATA_DIR's path.
+  const fallback = join('/var/tmp', `embedded-postgres-data-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`, 'postgres');
+  const pidFile = [join(dataDir, 'postgres'), fallback].map((c) => join(c, 'postmaster.pid')).find((f) => existsSync(f));
   const passwordFile = join(dataDir, 'postgres-password');
-  if (!existsSync(pidFile) || !existsSync(passwordFile)) return null;
+  if (!pidFile || !existsSync(passwordFile)) return null;
   const lines = readFileSync(pidFile, 'utf8').split('\n');
   try {
     process.kill(Number(lines[0]), 0);
