@@ -16,7 +16,7 @@ describe('login throttling: 10 failures per (email, IP) in 15 minutes', () => {
     app = await startTestApp();
     api = clients(app.url);
     await awaitWindowRoom(15 * 60_000, 30_000);
-  });
+  }, 60_000);
   afterAll(() => app.close());
 
   const fail = async (email: string, i: number) => {
@@ -97,7 +97,7 @@ describe('per-IP budget on auth operations (AUTH_RATE_LIMIT_PER_MINUTE)', () => 
     expect(retryAfter).toBeLessThanOrEqual(60);
     expect((await api.gql(LOGIN, { email, password: 'password123' })).errors?.[0]).toMatchObject({ message: 'Too many requests', extensions: { code: 'TOO_MANY_REQUESTS' } });
     expect((await api.rest('POST', '/auth/verify-email/abc')).status).toBe(429);
-  });
+  }, 60_000);
 });
 
 describe('bcrypt cost', () => {
