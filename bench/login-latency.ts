@@ -5,6 +5,7 @@
  * Prints register and login latency, GET /healthz latency alone and while 20 logins run in
  * parallel, and forgot-password latency for known vs unknown emails. Not a test: numbers only.
  */
+import bcrypt from 'bcrypt';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -92,8 +93,18 @@ async function main() {
       forgotUnknown.push(await timed(() => post(base, '/auth/forgot-password', { email: `ghost-${run}-${i}@example.test` })));
     }
 
+    // The machine's own speed at the same moment: one bare bcrypt compare at cost 12, no app.
+    const hash = await bcrypt.hash('password123', 12);
+    const bare: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      await bcrypt.compare('password123', hash);
+      bare.push(performance.now() - t);
+    }
+
     const out = {
       bcryptCost: process.env.BCRYPT_COST || '12 (default)',
+      bareBcryptCompareCost12Ms: stats(bare),
       registerMs: stats(register),
       loginMs: stats(login),
       loginUnknownEmailMs: stats(loginUnknown),
