@@ -210,6 +210,16 @@ describe('password reset', () => {
     expect(again.body).toEqual({ message: 'Invalid or expired token' });
   });
 
+  it('two resets racing with one secret: exactly one succeeds', async () => {
+    const { user } = await buildUser(app);
+    const secret = await forgotAndReadSecret(user.email);
+    const results = await Promise.all(
+      ['password-one', 'password-two', 'password-three'].map((password) => api.rest('POST', '/auth/reset-password', { body: { token: secret, password } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+    for (const r of results.filter((x) => x.status === 400)) expect(r.body).toEqual({ message: 'Invalid or expired token' });
+  });
+
   it('GraphQL: forgotPassword and resetPassword; errors are BAD_USER_INPUT', async () => {
     const { user } = await buildUser(app);
     const secret = await forgotAndReadSecret(user.email, 'gql');

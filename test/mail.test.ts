@@ -65,6 +65,31 @@ describe('mail outbox with the SMTP server down', () => {
   });
 });
 
+describe('mail outbox with several workers', () => {
+  let app: TestApp;
+  let mailbox: Mailbox;
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    app = await startTestApp({ SMTP_URL: mailbox.url });
+  });
+  afterAll(async () => {
+    await app.close();
+    await mailbox.close();
+  });
+
+  it('rows claimed with skip locked are sent once each, however many drains run at once', async () => {
+    const to = 'many@example.test';
+    const em = app.orm.em.fork();
+    for (let i = 0; i < 45; i++) app.built.services.mail.enqueue(em, { to, subject: `n${i}`, text: 'hello' });
+    await em.flush();
+    await Promise.all([1, 2, 3].map(() => app.built.services.mail.drain()));
+    await mailbox.waitFor(to, undefined, 45);
+    await new Promise((r) => setTimeout(r, 300));
+    const subjects = mailbox.to(to).map((m) => m.subject).sort();
+    expect(subjects).toEqual(Array.from({ length: 45 }, (_, i) => `n${i}`).sort());
+  });
+});
+
 describe('mail without SMTP_URL (development)', () => {
   let app: TestApp;
   const dataDir = mkdtempSync(join(tmpdir(), 'mail-eml-'));

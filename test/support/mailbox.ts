@@ -9,7 +9,7 @@ export interface Mailbox {
   /** Mails to `to` (optionally with `subject`) received so far. */
   to(to: string, subject?: string): ParsedMail[];
   /** Waits until `count` mails match, then returns them. */
-  waitFor(to: string, subject: string, count?: number, timeoutMs?: number): Promise<ParsedMail[]>;
+  waitFor(to: string, subject: string | undefined, count?: number, timeoutMs?: number): Promise<ParsedMail[]>;
   close(): Promise<void>;
 }
 
