@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
+import SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
@@ -37,7 +38,8 @@ export class MailService {
   ) {
     this.toFiles = !config.smtpUrl;
     this.transport = config.smtpUrl
-      ? nodemailer.createTransport(config.smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as object)
+      ? // Built directly: createTransport(url) would drop the timeouts (a black-holed server must not hold the worker for minutes).
+        nodemailer.createTransport(new SMTPTransport({ url: config.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }))
       : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     this.worker = intervalJob('mail-outbox', config.mailPollMs, () => this.drain(), (err) => log.error({ err }, 'mail outbox run failed'));
     this.job = {
