@@ -47,7 +47,10 @@ export class AuthService {
     private readonly tokens: TokenService,
     private readonly limits: RateLimiter,
     private readonly mail: MailService,
-  ) {}
+  ) {
+    // Made now (at the configured cost), so the first unknown-email login is not the slow one.
+    void dummyPasswordHash();
+  }
 
   /** The per-IP budget shared by every auth operation on both surfaces (0 = off). */
   private async spendBudget(ctx: RequestContext): Promise<void> {
