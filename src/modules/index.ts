@@ -4,11 +4,13 @@ import { authRoutes } from './auth/auth.routes';
 import type { Services } from './services';
 import { TenantPostResolver } from './tenant-post/tenant-post.resolver';
 import { tenantPostRoutes } from './tenant-post/tenant-post.routes';
+import { UserResolver } from './user/user.resolver';
+import { userRoutes } from './user/user.routes';
 
 /** Every feature's GraphQL resolvers (classes; constructed with Services by graphql/schema.ts). */
-export const resolvers = [AuthResolver, TenantPostResolver] as const;
+export const resolvers = [AuthResolver, UserResolver, TenantPostResolver] as const;
 
 /** Every feature's REST routes. */
 export function restRoutes(services: Services): RouteDef[] {
-  return [...authRoutes(services), ...tenantPostRoutes(services)];
+  return [...authRoutes(services), ...userRoutes(services), ...tenantPostRoutes(services)];
 }

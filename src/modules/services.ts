@@ -2,8 +2,12 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/config';
 import type { Logger } from '../core/logger';
 import type { BackgroundJob } from '../core/jobs';
+import { RateLimiter } from '../core/rate-limit';
+import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
+import { MailService } from './mail/mail.service';
 import { TenantPostService } from './tenant-post/tenant-post.service';
+import { UserService } from './user/user.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
 export interface AppDeps {
@@ -16,6 +20,10 @@ export interface AppDeps {
 export interface Services {
   deps: AppDeps;
   tokens: TokenService;
+  limits: RateLimiter;
+  mail: MailService;
+  auth: AuthService;
+  users: UserService;
   tenantPosts: TenantPostService;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
@@ -24,5 +32,10 @@ export interface Services {
 export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const jobs: BackgroundJob[] = [];
-  return { deps, tokens, jobs, tenantPosts: new TenantPostService() };
+  const limits = new RateLimiter();
+  const mail = new MailService(deps.orm, deps.config, deps.log);
+  const auth = new AuthService(deps, tokens, limits, mail);
+  const users = new UserService();
+  jobs.push(mail.job, limits.cleanupJob(deps.orm, deps.log));
+  return { deps, tokens, limits, mail, auth, users, tenantPosts: new TenantPostService(), jobs };
 }

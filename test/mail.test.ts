@@ -1,0 +1,114 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { simpleParser } from 'mailparser';
+import { startTestApp, type TestApp } from './support/harness';
+import { clients } from './support/client';
+import { buildUser } from './support/factories';
+import { freePort, resetSecretOf, startMailbox, type Mailbox } from './support/mailbox';
+import { query } from './support/accounts';
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('mail outbox with the SMTP server down', () => {
+  let app: TestApp;
+  let mailbox: Mailbox | undefined;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    app = await startTestApp({ SMTP_URL: `smtp://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await app.close();
+    await mailbox?.close();
+  });
+
+  it('the HTTP answer is unchanged, the send is retried with backoff, and the mail arrives once the server is up', async () => {
+    const { user } = await buildUser(app);
+    const api = clients(app.url);
+    const res = await api.rest('POST', '/auth/forgot-password', { body: { email: user.email } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ message: 'If that email exists, a link was sent.' });
+
+    const failed: { attempts: number; sent_at: unknown; last_error: string | null } = await until('a failed attempt', async () => {
+      const rows = await query<{ attempts: number; sent_at: Date | null; last_error: string | null; next_attempt_at: Date }>(
+        app,
+        'select attempts, sent_at, last_error, next_attempt_at from mail_outbox where to_address = ?',
+        [user.email],
+      );
+      return rows[0]?.attempts >= 2 ? rows[0] : null;
+    });
+    expect(failed.sent_at).toBeNull();
+    expect(failed.last_error).toEqual(expect.any(String));
+
+    mailbox = await startMailbox(port);
+    const [mail] = await mailbox.waitFor(user.email, 'Reset your password', 1, 15_000);
+    const secret = resetSecretOf(mail);
+    const sent = await until('sent_at', async () => {
+      const [row] = await query<{ sent_at: string | null; attempts: number; last_error: string | null }>(app, 'select sent_at, attempts, last_error from mail_outbox where to_address = ?', [user.email]);
+      return row.sent_at ? row : null;
+    });
+    expect(sent.attempts).toBeGreaterThanOrEqual(3);
+    expect(sent.last_error).toBeNull();
+    expect((await api.rest('POST', '/auth/reset-password', { body: { token: secret, password: 'password456' } })).status).toBe(200);
+    // Delivered once, not once per attempt.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mailbox.to(user.email)).toHaveLength(1);
+  });
+});
+
+describe('mail outbox with several workers', () => {
+  let app: TestApp;
+  let mailbox: Mailbox;
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    app = await startTestApp({ SMTP_URL: mailbox.url });
+  });
+  afterAll(async () => {
+    await app.close();
+    await mailbox.close();
+  });
+
+  it('rows claimed with skip locked are sent once each, however many drains run at once', async () => {
+    const to = 'many@example.test';
+    const em = app.orm.em.fork();
+    for (let i = 0; i < 45; i++) app.built.services.mail.enqueue(em, { to, subject: `n${i}`, text: 'hello' });
+    await em.flush();
+    await Promise.all([1, 2, 3].map(() => app.built.services.mail.drain()));
+    await mailbox.waitFor(to, undefined, 45);
+    await new Promise((r) => setTimeout(r, 300));
+    const subjects = mailbox.to(to).map((m) => m.subject).sort();
+    expect(subjects).toEqual(Array.from({ length: 45 }, (_, i) => `n${i}`).sort());
+  });
+});
+
+describe('mail without SMTP_URL (development)', () => {
+  let app: TestApp;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mail-eml-'));
+  beforeAll(async () => {
+    app = await startTestApp({ DATA_DIR: dataDir });
+  });
+  afterAll(async () => {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('writes each message as an .eml file under DATA_DIR/mail', async () => {
+    const { user } = await buildUser(app);
+    expect((await clients(app.url).rest('POST', '/auth/forgot-password', { body: { email: user.email } })).status).toBe(200);
+    const dir = join(dataDir, 'mail');
+    const file = await until('an .eml file', async () => (existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.eml')) : undefined));
+    const mail = await simpleParser(readFileSync(join(dir, file)));
+    expect(mail.subject).toBe('Reset your password');
+    expect(mail.text).toContain(`http://app.test/reset-password#token=${resetSecretOf(mail)}`);
+    expect(JSON.stringify(mail.to)).toContain(user.email);
+  });
+});
