@@ -45,10 +45,7 @@ export class PostService {
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
     for (let attempt = 1; ; attempt++) {
-      const taken = await ctx.em
-        .getConnection()
-        .execute<{ slug: string }[]>(`select slug from posts where slug = ? or slug ~ ?`, [base, `^${base}-[0-9]+$`]);
-      const slug = nextFreeSlug(base, taken.map((r) => r.slug));
+      const slug = await this.freeSlug(ctx, base);
       // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
       const em = ctx.em.fork();
       const post = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
@@ -59,6 +56,18 @@ export class PostService {
         if (!isUniqueViolation(err, 'posts_slug_unique') || attempt >= SLUG_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /**
+   * Raw SQL, so trashed posts count too. The common case (a new title) is one unique-index probe;
+   * only a taken slug pays for the pattern scan over its suffixed siblings.
+   */
+  private async freeSlug(ctx: RequestContext, base: string): Promise<string> {
+    const conn = ctx.em.getConnection();
+    const exact = await conn.execute<{ slug: string }[]>('select slug from posts where slug = ?', [base]);
+    if (!exact.length) return base;
+    const taken = await conn.execute<{ slug: string }[]>('select slug from posts where slug ~ ?', [`^${base}-[0-9]+$`]);
+    return nextFreeSlug(base, [base, ...taken.map((r) => r.slug)]);
   }
 
   /** Publishing a published post returns it unchanged (CONTRACT 8). */
