@@ -307,6 +307,27 @@ describe('GET /posts filters', () => {
   });
 });
 
+describe('routing edges', () => {
+  it('a known path with the wrong method → 405 with Allow', async () => {
+    const r = await api.rest('PUT', '/posts/1');
+    expect([r.status, r.body]).toEqual([405, { message: 'Method not allowed' }]);
+    expect(r.headers.get('allow')).toBe('DELETE, GET, HEAD');
+    const t = await api.rest('POST', '/trash');
+    expect(t.status).toBe(405);
+    expect(t.headers.get('allow')).toBe('DELETE, GET, HEAD');
+  });
+
+  it('trashed posts leave GET /posts and its total', async () => {
+    const { user, token } = await buildUser(app);
+    const keep = await buildPost(app, user);
+    const gone = await buildPost(app, user);
+    await api.rest('DELETE', `/posts/${gone.id}`, { token });
+    const r = await api.rest('GET', `/posts?author=${user.id}`);
+    expect(r.body.total).toBe(1);
+    expect(r.body.data.map((p: { id: number }) => p.id)).toEqual([keep.id]);
+  });
+});
+
 describe('User.posts', () => {
   it('lists a user\'s active posts, newest first, through me', async () => {
     const { user, token } = await buildUser(app);
