@@ -7,11 +7,13 @@ import { postRoutes } from './post/post.routes';
 import { TrashResolver } from './trash/trash.resolver';
 import { trashRoutes } from './trash/trash.routes';
 import type { Services } from './services';
+import { TenantPostResolver } from './tenant-post/tenant-post.resolver';
+import { tenantPostRoutes } from './tenant-post/tenant-post.routes';
 
 /** Every feature's GraphQL resolvers (classes; constructed with Services by graphql/schema.ts). */
-export const resolvers = [AuthResolver, PostResolver, UserPostsResolver, CommentResolver, TrashResolver] as const;
+export const resolvers = [AuthResolver, PostResolver, UserPostsResolver, CommentResolver, TrashResolver, TenantPostResolver] as const;
 
 /** Every feature's REST routes. */
 export function restRoutes(services: Services): RouteDef[] {
-  return [...authRoutes(services), ...postRoutes(services), ...trashRoutes(services)];
+  return [...authRoutes(services), ...postRoutes(services), ...trashRoutes(services), ...tenantPostRoutes(services)];
 }

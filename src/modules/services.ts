@@ -6,6 +6,7 @@ import { TokenService } from './auth/auth.tokens';
 import { CommentService } from './comment/comment.service';
 import { PostService } from './post/post.service';
 import { TrashService, trashRetentionJob } from './trash/trash.service';
+import { TenantPostService } from './tenant-post/tenant-post.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
 export interface AppDeps {
@@ -23,6 +24,7 @@ export interface Services {
   trash: TrashService;
   /** The trash retention job (also in `jobs`); tests call its runNow(). */
   trashRetention: ReturnType<typeof trashRetentionJob>;
+  tenantPosts: TenantPostService;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
 }
@@ -31,5 +33,14 @@ export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log);
   const jobs: BackgroundJob[] = [trashRetention];
-  return { deps, tokens, posts: new PostService(), comments: new CommentService(), trash: new TrashService(), trashRetention, jobs };
+  return {
+    deps,
+    tokens,
+    jobs,
+    posts: new PostService(),
+    comments: new CommentService(),
+    trash: new TrashService(),
+    trashRetention,
+    tenantPosts: new TenantPostService(),
+  };
 }
