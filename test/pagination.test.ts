@@ -125,6 +125,7 @@ describe('GraphQL posts / postsSimple / postsCursor walks', () => {
 
 describe('GraphQL trash / trashSimple / trashCursor walks', () => {
   const target = trashTarget((req) => gqlFetch(TRASH_GQL, req, {}, modToken));
+  it('page and simple', () => checkOffsetFormats(target, { maxRows: 70, numRuns: 15 }));
   it('cursor: forward and back', () => checkCursorFormat(target, { maxRows: 70, numRuns: 15 }));
 });
 

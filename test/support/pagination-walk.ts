@@ -4,6 +4,22 @@ import fc from 'fast-check';
  * Property-based walks over any list that speaks the three formats of CONTRACT 9 (GET /posts,
  * GET /trash, GET /admin/users, and their GraphQL fields). A list plugs in as a WalkTarget; the
  * properties insert and remove rows at random between requests and check every answer.
+ *
+ * Reuse for another list, e.g. GET /admin/users (20 a page, id ascending):
+ *
+ *   const target: WalkTarget = {
+ *     perPage: 20,
+ *     fetch: (req) => restFetch('/admin/users', req, adminToken),   // see test/pagination.test.ts
+ *     reset: async (n) => { ...soft-delete every other user, then insert n users... },
+ *     currentIds: async () => (await sql(app, 'select id from users where deleted_at is null order by id')).map((r) => r.id),
+ *     insert: async () => ...insert one user, return its id...,
+ *     remove: async (id) => { await sql(app, 'update users set deleted_at = now() where id = ?', [id]); },
+ *   };
+ *   it('page and simple', () => checkOffsetFormats(target, { maxRows: 70 }));
+ *   it('cursor', () => checkCursorFormat(target, { maxRows: 70 }));
+ *
+ * The properties compare every answer with currentIds(), so it must return exactly what the list
+ * shows (the admin's own row included), in the page/simple order; `reset` only sizes the list.
  */
 export type SliceRequest =
   | { kind: 'page' | 'simple'; page: number }
@@ -31,7 +47,7 @@ export interface WalkTarget {
   perPage: number;
   /** One request; must throw unless the answer is a success. */
   fetch(req: SliceRequest): Promise<Slice>;
-  /** Starts a fresh list holding exactly `count` rows (other rows of earlier runs out of sight). */
+  /** Starts a fresh list of about `count` rows (rows of earlier runs out of sight where possible). */
   reset(count: number): Promise<void>;
   /** The ids in the list right now, in its page/simple order. */
   currentIds(): Promise<number[]>;
