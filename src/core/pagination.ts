@@ -179,7 +179,8 @@ export async function paginate<T extends { id: number }>(
     const otherDir = reverse(readDir);
     const edge = page.length ? (backwards ? last.id : first.id) : cursor.id;
     otherAnchor = page.length ? edge : step(otherDir, edge);
-    moreOtherWay = (await em.findOne(entity, and(beyond(otherDir, otherAnchor)), { filters, fields: ['id'] } as never)) !== null;
+    // Ordered, so PostgreSQL walks the primary key instead of scanning for any match.
+    moreOtherWay = (await em.findOne(entity, and(beyond(otherDir, otherAnchor)), { filters, fields: ['id'], orderBy: { id: otherDir } } as never)) !== null;
   }
 
   const hasNextPage = backwards ? moreOtherWay : moreThisWay;

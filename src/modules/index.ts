@@ -1,16 +1,35 @@
 import type { RouteDef } from '../http/routes';
 import { AuthResolver } from './auth/auth.resolver';
 import { authRoutes } from './auth/auth.routes';
+import { CommentResolver } from './comment/comment.resolver';
+import { PostResolver, UserPostsResolver } from './post/post.resolver';
+import { postRoutes } from './post/post.routes';
 import type { Services } from './services';
 import { TenantPostResolver } from './tenant-post/tenant-post.resolver';
 import { tenantPostRoutes } from './tenant-post/tenant-post.routes';
+import { TrashResolver } from './trash/trash.resolver';
+import { trashRoutes } from './trash/trash.routes';
 import { UserResolver } from './user/user.resolver';
 import { userRoutes } from './user/user.routes';
 
 /** Every feature's GraphQL resolvers (classes; constructed with Services by graphql/schema.ts). */
-export const resolvers = [AuthResolver, UserResolver, TenantPostResolver] as const;
+export const resolvers = [
+  AuthResolver,
+  UserResolver,
+  PostResolver,
+  UserPostsResolver,
+  CommentResolver,
+  TrashResolver,
+  TenantPostResolver,
+] as const;
 
 /** Every feature's REST routes. */
 export function restRoutes(services: Services): RouteDef[] {
-  return [...authRoutes(services), ...userRoutes(services), ...tenantPostRoutes(services)];
+  return [
+    ...authRoutes(services),
+    ...userRoutes(services),
+    ...postRoutes(services),
+    ...trashRoutes(services),
+    ...tenantPostRoutes(services),
+  ];
 }

@@ -5,8 +5,11 @@ import type { BackgroundJob } from '../core/jobs';
 import { RateLimiter } from '../core/rate-limit';
 import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
+import { CommentService } from './comment/comment.service';
 import { MailService } from './mail/mail.service';
+import { PostService } from './post/post.service';
 import { TenantPostService } from './tenant-post/tenant-post.service';
+import { TrashService, trashRetentionJob } from './trash/trash.service';
 import { UserService } from './user/user.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
@@ -24,6 +27,11 @@ export interface Services {
   mail: MailService;
   auth: AuthService;
   users: UserService;
+  posts: PostService;
+  comments: CommentService;
+  trash: TrashService;
+  /** The trash retention job (also in `jobs`); tests call its runNow(). */
+  trashRetention: ReturnType<typeof trashRetentionJob>;
   tenantPosts: TenantPostService;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
@@ -31,11 +39,21 @@ export interface Services {
 
 export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
-  const jobs: BackgroundJob[] = [];
   const limits = new RateLimiter();
   const mail = new MailService(deps.orm, deps.config, deps.log);
-  const auth = new AuthService(deps, tokens, limits, mail);
-  const users = new UserService();
-  jobs.push(mail.job, limits.cleanupJob(deps.orm, deps.log));
-  return { deps, tokens, limits, mail, auth, users, tenantPosts: new TenantPostService(), jobs };
+  const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log);
+  return {
+    deps,
+    tokens,
+    limits,
+    mail,
+    auth: new AuthService(deps, tokens, limits, mail),
+    users: new UserService(),
+    posts: new PostService(),
+    comments: new CommentService(),
+    trash: new TrashService(),
+    trashRetention,
+    tenantPosts: new TenantPostService(),
+    jobs: [mail.job, limits.cleanupJob(deps.orm, deps.log), trashRetention],
+  };
 }
