@@ -1,7 +1,4 @@
 import 'reflect-metadata';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../src/config/config';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
 import { initOrm, migrate } from '../src/db/orm';
@@ -12,24 +9,6 @@ import { ROLES, User, type Role } from '../src/modules/user/user.entity';
  * the embedded cluster under DATA_DIR: the running server's when `npm start` holds it (so that
  * server is left alone), otherwise one started for this command and stopped afterwards.
  */
-function runningEmbeddedUrl(dataDir: string): string | null {
-  // The cluster sits in DATA_DIR, or (as root, when `postgres` cannot reach DATA_DIR) in the
-  // /var/tmp folder src/db/embedded.ts derives from DATA_DIR's path.
-  const fallback = join('/var/tmp', `embedded-postgres-data-${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`, 'postgres');
-  const pidFile = [join(dataDir, 'postgres'), fallback].map((c) => join(c, 'postmaster.pid')).find((f) => existsSync(f));
-  const passwordFile = join(dataDir, 'postgres-password');
-  if (!pidFile || !existsSync(passwordFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  try {
-    process.kill(Number(lines[0]), 0);
-  } catch {
-    return null;
-  }
-  const port = Number(lines[3]);
-  if (!port) return null;
-  return `postgres://postgres:${readFileSync(passwordFile, 'utf8').trim()}@127.0.0.1:${port}/postgres`;
-}
-
 async function main(): Promise<number> {
   const [rawEmail, role] = process.argv.slice(2);
   if (!rawEmail || !role) {
@@ -44,7 +23,7 @@ async function main(): Promise<number> {
   const config = loadConfig();
 
   let embedded: EmbeddedPostgres | undefined;
-  let url = config.databaseUrl ?? runningEmbeddedUrl(config.dataDir);
+  let url = config.databaseUrl;
   if (!url) {
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
     url = embedded.url;

@@ -16,6 +16,8 @@ import { dirname, join, relative } from 'node:path';
 export interface EmbeddedPostgres {
   url: string;
   dataDir: string;
+  /** True when another live process (a running `npm start`) owns the cluster; stop() then does nothing. */
+  shared: boolean;
   stop(): Promise<void>;
 }
 
@@ -127,19 +129,32 @@ function run(bin: string, args: string[], owner: Owner | undefined): Promise<str
   });
 }
 
-/** A postmaster left behind by a killed process holds the cluster; stop it before starting ours. */
-async function stopStale(bin: string, cluster: string, owner: Owner | undefined): Promise<void> {
-  const pidFile = join(cluster, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  let alive = false;
+function alive(pid: number): boolean {
+  if (!pid) return false;
   try {
     process.kill(pid, 0);
-    alive = true;
-  } catch {
-    /* not running: postgres removes the stale pid file itself */
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  if (alive) await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w'], owner).catch(() => undefined);
+}
+
+/**
+ * A postmaster already on the cluster is either owned by a live process of ours (a running
+ * `npm start`: scripts such as set-role and seed then share it) or left behind by a killed one
+ * (stopped, so we can start afresh). The owner's pid is kept in DATA_DIR/postgres.owner.
+ */
+async function adoptOrStopRunning(bin: string, cluster: string, ownerFile: string, owner: Owner | undefined, password: string): Promise<EmbeddedPostgres | null> {
+  const pidFile = join(cluster, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  if (!alive(Number(lines[0]))) return null;
+  const ownerPid = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8').trim()) : 0;
+  if (ownerPid !== process.pid && alive(ownerPid) && Number(lines[3])) {
+    return { url: `postgres://postgres:${password}@127.0.0.1:${Number(lines[3])}/postgres`, dataDir: cluster, shared: true, stop: async () => undefined };
+  }
+  await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w'], owner).catch(() => undefined);
+  return null;
 }
 
 export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void }): Promise<EmbeddedPostgres> {
@@ -181,7 +196,12 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
     }
   }
 
-  await stopStale(binDir, cluster, owner);
+  const ownerFile = join(opts.dataDir, 'postgres.owner');
+  const running = await adoptOrStopRunning(binDir, cluster, ownerFile, owner, password);
+  if (running) {
+    log(`using the embedded PostgreSQL of the running process (${cluster})`);
+    return running;
+  }
   const port = await freePort();
   // Own process group: a Ctrl-C in the terminal reaches only us, and we stop PostgreSQL after draining requests.
   const child: ChildProcess = spawn(
@@ -210,15 +230,20 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
     child.once('error', reject);
   });
   child.unref();
+  writeFileSync(ownerFile, String(process.pid));
 
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     dataDir: cluster,
+    shared: false,
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
+        child.once('exit', () => {
+          try { unlinkSync(ownerFile); } catch { /* already gone */ }
+          resolve();
+        });
         child.ref(); // keep the process alive until PostgreSQL has exited
         child.kill('SIGINT'); // "fast" shutdown: rolls back open transactions, then exits cleanly.
       });
