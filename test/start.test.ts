@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
@@ -85,4 +86,65 @@ it('starts, serves, drains on SIGTERM with exit 0, and finds its data on the nex
   expect(await second.exited).toBe(0);
   expect(postgresRunning()).toBe(false);
   expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(true);
+}, 90_000);
+
+/** A raw HTTP/1.1 exchange whose request is written in parts, so it can be held open across a signal. */
+function rawExchange(port: number): { socket: Socket; send: (chunk: string) => void; response: Promise<{ status: number; body: string }> } {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (c) => (received += c));
+  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
+      if (!m) return reject(new Error(`no HTTP response: ${JSON.stringify(received)}`));
+      resolve({ status: Number(m[1]), body: received.slice(received.indexOf('\r\n\r\n') + 4) });
+    });
+  });
+  return { socket, send: (chunk) => socket.write(chunk), response };
+}
+
+async function waitFor(what: () => boolean, label: string) {
+  for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!what()) throw new Error(`timed out waiting for ${label}`);
+}
+
+it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503 meanwhile, then exit 0', async () => {
+  const port = 40000 + Math.floor(Math.random() * 20000);
+  const server = start(port);
+  await server.ready;
+  const email = `drain-${process.pid}@example.test`;
+  const reg = await fetch(`http://127.0.0.1:${port}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Drain', email, password: 'password123' }),
+  });
+  expect(reg.status).toBe(201);
+
+  // In flight: a login whose body is half sent. Beside it, a /readyz request begun (headers not
+  // finished) on its own connection, so the server counts it as active rather than idle.
+  const body = JSON.stringify({ email, password: 'password123' });
+  const login = rawExchange(port);
+  login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`);
+  const ready = rawExchange(port);
+  ready.send('GET /readyz HTTP/1.1\r\nHost: localhost\r\n');
+  await new Promise((r) => setTimeout(r, 200));
+
+  server.child.kill('SIGTERM');
+  await waitFor(() => server.output().includes('shutting down: draining requests'), 'the drain to start');
+
+  ready.send('Connection: close\r\n\r\n');
+  const readyAnswer = await ready.response;
+  expect([readyAnswer.status, JSON.parse(readyAnswer.body)]).toEqual([503, { message: 'Service unavailable' }]);
+  expect(server.child.exitCode).toBeNull();
+
+  login.send(body.slice(10));
+  const loginAnswer = await login.response;
+  expect(loginAnswer.status).toBe(200);
+  expect(JSON.parse(loginAnswer.body)).toMatchObject({ user: { email }, token: expect.any(String) });
+
+  expect(await server.exited).toBe(0);
+  expect(server.output()).toContain('"msg":"stopped"');
+  expect(postgresRunning()).toBe(false);
 }, 90_000);

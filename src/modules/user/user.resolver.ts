@@ -15,7 +15,8 @@ export class UserResolver {
 
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: { page?: number | null; cursor?: string | null; direction?: DirectionEnum | null }): Promise<ListResult<UserView>> {
     await this.services.users.assertAdmin(ctx);
-    const result = await this.services.users.list(ctx, buildListRequest(kind, args));
+    // path as on the other lists' GraphQL fields (CONTRACT 9: the request path)
+    const result = await this.services.users.list(ctx, buildListRequest(kind, args), '/graphql');
     return mapList(result, presentUser);
   }
 
