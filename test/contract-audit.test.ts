@@ -1,3 +1,4 @@
+import jwt from 'jsonwebtoken';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
@@ -393,5 +394,61 @@ describe('CONTRACT 12 and 13: GraphQL', () => {
     expect([r.status, r.body]).toEqual([422, { message: 'Email already taken', errors: [{ field: 'email', message: 'Email already taken' }] }]);
     const g = await api.gql('mutation($e: String!) { register(name: "B", email: $e, password: "password123") { token } }', { e: email });
     expect(g.errors?.[0]).toMatchObject({ message: 'Email already taken', extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'email', message: 'Email already taken' }] } });
+  });
+});
+
+describe('CONTRACT 7: precedence 404 → 405 → 413 → 400 → 401 → 404 → 403 → 422', () => {
+  const big = JSON.stringify({ title: 't', body: 'x'.repeat(1_100_000) });
+  it('each step wins over the ones after it', async () => {
+    const cases: [string, string, string | undefined, string | undefined, number, string][] = [
+      ['POST', '/nowhere', big, undefined, 404, 'Not found'],
+      ['PUT', '/posts', big, undefined, 405, 'Method not allowed'],
+      ['POST', '/posts', big, undefined, 413, 'Payload too large'],
+      ['POST', '/posts/abc/comments', big, undefined, 413, 'Payload too large'],
+      ['POST', '/posts', '{"title":', undefined, 400, 'Malformed JSON'],
+      ['POST', '/posts/0/comments', '{"body":', writer.token, 400, 'Malformed JSON'],
+      ['POST', '/posts/0/comments', '[]', undefined, 401, 'Unauthenticated'],
+      ['POST', '/posts/0/comments', '[]', writer.token, 404, 'Post not found'],
+      ['DELETE', '/trash/0', '{}', writer.token, 403, 'Forbidden'],
+    ];
+    for (const [method, path, rawBody, token, status, message] of cases) {
+      const r = await api.rest(method, path, { rawBody, token });
+      expect([method, path, r.status, r.body?.message]).toEqual([method, path, status, message]);
+    }
+  });
+});
+
+describe('CONTRACT 6: only HS256; the payload id must be a user id', () => {
+  it('HS384 / HS512 with the right secret, or a non-integer id → 401', async () => {
+    const secret = app.config.jwtSecret!;
+    for (const algorithm of ['HS384', 'HS512'] as const) {
+      const token = jwt.sign({ id: writer.id, tv: 0 }, secret, { algorithm, expiresIn: '7d' });
+      const r = await api.rest('GET', '/auth/me', { token });
+      expect([algorithm, r.status, r.body]).toEqual([algorithm, 401, { message: 'Invalid token' }]);
+      const g = await api.gql('{ me { id } }', undefined, { token });
+      expect(g.errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
+    }
+    for (const id of ['1', 1.5, -1, 0, null, 2 ** 40]) {
+      const token = jwt.sign({ id, tv: 0 }, secret, { algorithm: 'HS256', expiresIn: '7d' });
+      const r = await api.rest('GET', '/auth/me', { token });
+      expect(r.status).toBe(401);
+      expect(['Invalid token', 'User not found']).toContain(r.body.message);
+    }
+    const expired = jwt.sign({ id: writer.id, tv: 0, exp: Math.floor(Date.now() / 1000) - 10 }, secret, { algorithm: 'HS256' });
+    expect((await api.rest('GET', '/auth/me', { token: expired })).body).toEqual({ message: 'Invalid token' });
+  });
+});
+
+describe('one rule, one message: blog and tenant posts word title/body problems alike', () => {
+  it('empty, too long and wrong types', async () => {
+    const bodies = [{}, { title: ' ', body: '' }, { title: 't'.repeat(256), body: 'b'.repeat(100_001) }, { title: 5, body: ['x'] }];
+    for (const body of bodies) {
+      const blog = await api.rest('POST', '/posts', { token: writer.token, body });
+      const tenant = await api.rest('POST', '/tenant/posts', { headers: asTenant(freshTenant()), body });
+      expect(blog.status).toBe(422);
+      expect(tenant.body).toEqual(blog.body);
+    }
+    const blog = await api.rest('POST', '/posts', { token: writer.token, body: {} });
+    expect(blog.body.errors).toEqual([{ field: 'title', message: 'title is required' }, { field: 'body', message: 'body is required' }]);
   });
 });

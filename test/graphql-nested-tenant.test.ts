@@ -147,7 +147,7 @@ describe('several createTenantPost in one mutation', () => {
     );
     expect(res.data).toBeNull();
     expect(res.errors).toHaveLength(1);
-    expect(res.errors![0]).toMatchObject({ message: 'Validation failed', path: ['bad'], extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'title', message: 'Title is required' }] } });
+    expect(res.errors![0]).toMatchObject({ message: 'Validation failed', path: ['bad'], extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'title', message: 'title is required' }] } });
     const list = await api.gql('{ tenantPosts { title tenantId } }', undefined, { headers: asTenant(t) });
     expect(list.data.tenantPosts).toEqual([{ title: 'fine', tenantId: t }]);
   });

@@ -134,11 +134,11 @@ describe('POST /tenant/posts and createTenantPost', () => {
 
 describe('422 Validation failed (after the tenant check)', () => {
   const cases: Array<[string, unknown, Array<{ field: string | null; message: string }>]> = [
-    ['empty object', {}, [{ field: 'title', message: 'Title is required' }, { field: 'body', message: 'Body is required' }]],
-    ['blank strings', { title: '   ', body: '' }, [{ field: 'title', message: 'Title is required' }, { field: 'body', message: 'Body is required' }]],
-    ['too long', { title: 't'.repeat(256), body: 'b'.repeat(100_001) }, [{ field: 'title', message: 'Title must be at most 255 characters' }, { field: 'body', message: 'Body must be at most 100000 characters' }]],
-    ['wrong types', { title: 5, body: ['x'] }, [{ field: 'title', message: 'Title must be a string' }, { field: 'body', message: 'Body must be a string' }]],
-    ['null fields', { title: null, body: null }, [{ field: 'title', message: 'Title must be a string' }, { field: 'body', message: 'Body must be a string' }]],
+    ['empty object', {}, [{ field: 'title', message: 'title is required' }, { field: 'body', message: 'body is required' }]],
+    ['blank strings', { title: '   ', body: '' }, [{ field: 'title', message: 'title is required' }, { field: 'body', message: 'body is required' }]],
+    ['too long', { title: 't'.repeat(256), body: 'b'.repeat(100_001) }, [{ field: 'title', message: 'title must be at most 255 characters' }, { field: 'body', message: 'body must be at most 100000 characters' }]],
+    ['wrong types', { title: 5, body: ['x'] }, [{ field: 'title', message: 'title must be a string' }, { field: 'body', message: 'body must be a string' }]],
+    ['null fields', { title: null, body: null }, [{ field: 'title', message: 'title must be a string' }, { field: 'body', message: 'body must be a string' }]],
     ['an array body', [{ title: 'a', body: 'b' }], [{ field: null, message: 'Body must be a JSON object' }]],
     ['a string body', 'hello', [{ field: null, message: 'Body must be a JSON object' }]],
     ['a null body', null, [{ field: null, message: 'Body must be a JSON object' }]],
@@ -164,8 +164,8 @@ describe('422 Validation failed (after the tenant check)', () => {
       extensions: {
         code: 'BAD_USER_INPUT',
         errors: [
-          { field: 'title', message: 'Title is required' },
-          { field: 'body', message: 'Body must be at most 100000 characters' },
+          { field: 'title', message: 'title is required' },
+          { field: 'body', message: 'body must be at most 100000 characters' },
         ],
       },
     });

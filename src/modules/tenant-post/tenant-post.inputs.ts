@@ -6,8 +6,8 @@ import { bodyObject, text } from '../../core/validation';
  * `tenant_id` is not a field: unknown keys are dropped, the tenant comes from the request.
  */
 export const createTenantPostInput = bodyObject({
-  title: text('Title', 1, 255),
-  body: text('Body', 1, 100_000),
+  title: text('title', 1, 255),
+  body: text('body', 1, 100_000),
 });
 
 export type CreateTenantPostInput = z.output<typeof createTenantPostInput>;
