@@ -452,3 +452,27 @@ describe('one rule, one message: blog and tenant posts word title/body problems 
     expect(blog.body.errors).toEqual([{ field: 'title', message: 'title is required' }, { field: 'body', message: 'body is required' }]);
   });
 });
+
+describe('CONTRACT 6: token kinds and lifetimes', () => {
+  it('access: HS256, {id}, 7 days; verification: {id, purpose}, 24 h, mailed as a fragment; neither accepted in the other place', async () => {
+    const email = uniqueEmail('tokens');
+    const reg = await api.rest('POST', '/auth/register', { body: { name: 'Tok', email, password: 'password123' } });
+    const access = jwt.decode(reg.body.token, { complete: true }) as jwt.Jwt & { payload: jwt.JwtPayload };
+    expect(access.header.alg).toBe('HS256');
+    expect(access.payload.id).toBe(reg.body.user.id);
+    expect(access.payload.exp! - access.payload.iat!).toBe(7 * 24 * 3600);
+
+    const [mail] = await sql(app, `select text from mail_outbox where to_address = ? and subject = 'Verify your email'`, [email]);
+    const link = /http:\/\/app\.test\/verify-email#token=(\S+)/.exec(mail.text);
+    expect(link).not.toBeNull();
+    const verify = jwt.decode(link![1]) as jwt.JwtPayload;
+    expect(verify).toMatchObject({ id: reg.body.user.id, purpose: 'verify-email' });
+    expect(verify.exp! - verify.iat!).toBe(24 * 3600);
+
+    expect((await api.rest('GET', '/auth/me', { token: link![1] })).body).toEqual({ message: 'Invalid token' });
+    const wrong = await api.rest('POST', `/auth/verify-email/${reg.body.token}`);
+    expect([wrong.status, wrong.body]).toEqual([400, { message: 'Invalid or expired token' }]);
+    const g = await api.gql('mutation($t: String!) { verifyEmail(token: $t) { message } }', { t: reg.body.token });
+    expect(g.errors?.[0]).toMatchObject({ message: 'Invalid or expired token', extensions: { code: 'BAD_USER_INPUT' } });
+  });
+});
