@@ -156,7 +156,7 @@ describe('fixed examples', () => {
 });
 
 describe('invalid list parameters → 422', () => {
-  const bad = ['paginate=pages', 'page=0', 'page=-1', 'page=abc', 'page=1.5', 'page=99999999999', 'paginate=cursor&cursor=garbage', 'paginate=cursor&cursor=eyJpZCI6MX0', 'paginate=cursor&direction=sideways', 'direction=up', 'page=1&page=2'];
+  const bad = ['paginate=pages', 'page=0', 'page=-1', 'page=abc', 'page=1.5', 'page=99999999999', 'paginate=cursor&cursor=garbage', 'paginate=cursor&cursor=eyJpZCI6MX0', 'paginate=cursor&direction=sideways', 'direction=up', 'page=1&page=2', 'cursor=garbage', 'paginate=simple&cursor=eyJpZCI6MX0'];
   it.each(bad)('GET /posts?%s', async (q) => {
     const r = await api.rest('GET', `/posts?${q}`);
     expect(r.status).toBe(422);

@@ -84,6 +84,8 @@ export const listQuerySchema = z.object({
 
 export function listRequestFromQuery(query: unknown): ListRequest {
   const q = parseInput(listQuerySchema, query);
+  // A bad cursor is 422 in every format, as a bad `direction` is (CONTRACT 9), not only where it is used.
+  if (q.cursor) decodeCursor(q.cursor);
   return buildListRequest(q.paginate ?? 'page', q);
 }
 
