@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { openApiValidator } from './support/openapi';
+import { checkedRest, openApiValidator } from './support/openapi';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { restRoutes } from '../src/modules';
 
@@ -169,6 +169,15 @@ describe('real responses match the document', () => {
       expect(res.status).toBe(401);
       check.assert('GET', '/auth/me', res);
     }
+  });
+
+  it('checkedRest holds every answer to the document', async () => {
+    const checked = checkedRest(app.url, check);
+    expect((await checked('GET', '/healthz')).status).toBe(200);
+    expect((await checked('GET', '/auth/me?x=1')).status).toBe(401);
+    // /auth/me answers 401 Unauthenticated; a document claiming another message must make it throw.
+    const strict = openApiValidator(JSON.parse(JSON.stringify(doc).replaceAll('"enum":["Unauthenticated","Invalid token","User not found"]', '"enum":["Something else"]')));
+    await expect(checkedRest(app.url, strict)('GET', '/auth/me')).rejects.toThrow(/does not match openapi\.json/);
   });
 
   it('unknown route → 404 Not found; wrong method → 405', async () => {

@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../src/openapi/document';
+import { rest, type RestResponse } from './client';
 
 /**
  * Checks real answers against the OpenAPI document: the path and method are documented, the
@@ -76,5 +77,18 @@ export function openApiValidator(doc: OpenApiDocument = buildOpenApiDocument()) 
       const problems = validate(method, path, res);
       if (problems.length) throw new Error(`Response does not match openapi.json:\n  ${problems.join('\n  ')}\n  body: ${JSON.stringify(res.body)}`);
     },
+  };
+}
+
+/**
+ * A REST client (test/support/client.ts) whose every answer is checked against the document
+ * before the test sees it, e.g. `const api = { ...clients(app.url), rest: checkedRest(app.url) }`
+ * to hold a whole suite to openapi.json.
+ */
+export function checkedRest(baseUrl: string, check = openApiValidator()) {
+  return async <T = any>(method: string, path: string, opts?: Parameters<typeof rest>[3]): Promise<RestResponse<T>> => {
+    const res = await rest<T>(baseUrl, method, path, opts);
+    check.assert(method, path, res);
+    return res;
   };
 }
