@@ -48,6 +48,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Client IPs feed the rate limits: believe X-Forwarded-For only from the configured proxy hops.
+  app.set('trust proxy', deps.config.trustProxy);
 
   const routes = restRoutes(services);
   const table = new RouteTable();

@@ -133,3 +133,18 @@ describe('database', () => {
     expect(diff.trim()).toBe('');
   });
 });
+
+describe('GraphQL request errors', () => {
+  it('an unknown field is BAD_USER_INPUT with graphql-js message, HTTP 200', async () => {
+    const g = await api.gql('{ me { nope } }');
+    expect(g.status).toBe(200);
+    expect(g.errors?.[0]).toMatchObject({ message: 'Cannot query field "nope" on type "User". Did you mean "name" or "role"?', extensions: { code: 'BAD_USER_INPUT' } });
+  });
+
+  it('a syntax error is BAD_USER_INPUT, HTTP 200', async () => {
+    const g = await api.gql('{ me { ');
+    expect(g.status).toBe(200);
+    expect(g.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(g.errors?.[0].message).toMatch(/^Syntax Error/);
+  });
+});

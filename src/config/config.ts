@@ -31,6 +31,7 @@ const envSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: intSetting(300),
   SHUTDOWN_TIMEOUT_MS: intSetting(10_000),
   CORS_ORIGINS: z.string().optional().default(''),
+  TRUST_PROXY: intSetting(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
 
@@ -51,6 +52,8 @@ export interface Config {
   authRateLimitPerMinute: number;
   shutdownTimeoutMs: number;
   corsOrigins: string[];
+  /** Proxy hops in front of the service whose X-Forwarded-For is believed (client IP for rate limits). */
+  trustProxy: number;
   logLevel: string;
   /** Mail outbox polling and the first retry delay; tests shorten them. */
   mailPollMs: number;
@@ -99,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     mailPollMs: 2000,
     mailRetryBaseMs: 5000,

@@ -13,7 +13,7 @@ export interface RequestContext {
   requestId: string;
   ip: string;
   /** The tenant resolved for this request, or null when none was given. */
-  tenantId: number | null;
+  readonly tenantId: number | null;
   /** The authenticated user, loaded on first use; rejects with 401 when the bearer token is bad. */
   actor(): Promise<User | null>;
   /** Per-request DataLoaders, created on first use (see core/loaders.ts). */

@@ -152,6 +152,9 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   const cluster = clusterDir(opts.dataDir, owner);
   if (cluster !== join(opts.dataDir, 'postgres')) {
     log(`DATA_DIR is not reachable by the postgres user; the database cluster lives in ${cluster}`);
+    // A pointer where people look for it; PostgreSQL itself is given the real path.
+    const pointer = join(opts.dataDir, 'postgres');
+    if (!existsSync(pointer)) symlinkSync(cluster, pointer);
   }
 
   const passwordFile = join(opts.dataDir, 'postgres-password');

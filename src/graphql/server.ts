@@ -10,6 +10,8 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     schema,
     formatError: formatError(opts.log),
     introspection: !opts.production,
+    // With introspection off, "Did you mean ..." suggestions would reveal the schema instead.
+    hideSchemaDetailsFromClientErrors: opts.production,
     includeStacktraceInErrorResponses: false,
     // Authentication is by bearer header only, never cookies, so a cross-site request carries no
     // credentials: CSRF prevention would only block plain `GET /graphql?query=` (CONTRACT 1).

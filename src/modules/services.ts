@@ -3,6 +3,7 @@ import type { Config } from '../config/config';
 import type { Logger } from '../core/logger';
 import type { BackgroundJob } from '../core/jobs';
 import { TokenService } from './auth/auth.tokens';
+import { TenantPostService } from './tenant-post/tenant-post.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
 export interface AppDeps {
@@ -15,6 +16,7 @@ export interface AppDeps {
 export interface Services {
   deps: AppDeps;
   tokens: TokenService;
+  tenantPosts: TenantPostService;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
 }
@@ -22,5 +24,5 @@ export interface Services {
 export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const jobs: BackgroundJob[] = [];
-  return { deps, tokens, jobs };
+  return { deps, tokens, jobs, tenantPosts: new TenantPostService() };
 }

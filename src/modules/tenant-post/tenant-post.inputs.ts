@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { bodyObject, text } from '../../core/validation';
+
+/**
+ * The one schema for creating a tenant post, used by REST and GraphQL alike (CONTRACT 7).
+ * `tenant_id` is not a field: unknown keys are dropped, the tenant comes from the request.
+ */
+export const createTenantPostInput = bodyObject({
+  title: text('Title', 1, 255),
+  body: text('Body', 1, 100_000),
+});
+
+export type CreateTenantPostInput = z.output<typeof createTenantPostInput>;

@@ -1,0 +1,58 @@
+import { currentTenantId, requireRole, requireTenant, type RequestContext } from '../../core/context';
+import { parseInput } from '../../core/validation';
+import { createTenantPostInput } from './tenant-post.inputs';
+import { TenantPost } from './tenant-post.entity';
+import { presentTenantPost, type TenantPostView } from './tenant-post.types';
+
+/**
+ * Tenant-scoped posts (SPEC 2.4, 4.4; CONTRACT 10). Reads are limited by the entity's `tenant`
+ * filter, which reads the tenant from async context; only `listAll` lifts it, by name.
+ */
+export class TenantPostService {
+  /** The current tenant's posts, id ascending. */
+  async list(ctx: RequestContext): Promise<TenantPostView[]> {
+    const tenantId = tenantScope(ctx);
+    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' } });
+    return posts.map((p) => presentTenantPost(ownedBy(p, tenantId)));
+  }
+
+  /**
+   * Takes the raw input so that the check order (CONTRACT 5, 7) holds on both surfaces:
+   * an unknown tenant is a 401 before any 422.
+   */
+  async create(ctx: RequestContext, raw: unknown): Promise<TenantPostView> {
+    const tenantId = tenantScope(ctx);
+    const input = parseInput(createTenantPostInput, raw);
+    // SPEC 4.4 rule 6: the tenant is passed explicitly, never stamped by a hook or taken from input.
+    const post = ctx.em.create(TenantPost, { tenantId, title: input.title, body: input.body } as TenantPost);
+    await ctx.em.flush();
+    return presentTenantPost(post);
+  }
+
+  /** Every tenant's posts, id ascending; admins only, no tenant needed. */
+  async listAll(ctx: RequestContext): Promise<TenantPostView[]> {
+    await requireRole(ctx, 'admin');
+    // Read outside the request's identity map: a later findOne by id in the same request (a
+    // sibling GraphQL field) would otherwise be answered from it without the tenant filter.
+    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' }, filters: { tenant: false }, disableIdentityMap: true });
+    return posts.map(presentTenantPost);
+  }
+}
+
+/**
+ * The tenant a tenant route works for, resolved before anything is read. The ORM filter reads the
+ * tenant from async context rather than from `ctx`: should the two ever differ (a callback that
+ * escaped the request's async context would see none, and the filter would then add nothing),
+ * the request fails instead of reading with the wrong condition or none.
+ */
+function tenantScope(ctx: RequestContext): number {
+  const tenantId = requireTenant(ctx);
+  if (currentTenantId() !== tenantId) throw new Error('Tenant context lost: async context does not match the request');
+  return tenantId;
+}
+
+/** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */
+function ownedBy(post: TenantPost, tenantId: number): TenantPost {
+  if (post.tenantId !== tenantId) throw new Error('Tenant filter failed: a row of another tenant was read');
+  return post;
+}
