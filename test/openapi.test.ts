@@ -171,6 +171,24 @@ describe('real responses match the document', () => {
     }
   });
 
+  it('tenant routes: 401 Unknown tenant, 201, 200 arrays, 422, admin 403 and 200', async () => {
+    const api = checkedRest(app.url, check);
+    expect((await api('GET', '/tenant/posts')).status).toBe(401);
+    expect((await api('POST', '/tenant/posts', { body: { title: 'T', body: 'B' } })).status).toBe(401);
+    const tenant = { 'x-tenant-id': '77' };
+    expect((await api('POST', '/tenant/posts', { headers: tenant, body: { title: 'T', body: 'B' } })).status).toBe(201);
+    expect((await api('POST', '/tenant/posts', { headers: tenant, body: { title: '', body: 5 } })).status).toBe(422);
+    expect((await api('POST', '/tenant/posts', { headers: tenant, rawBody: '{"title":' })).status).toBe(400);
+    const list = await api('GET', '/tenant/posts', { headers: tenant });
+    expect(list.status).toBe(200);
+    expect(list.body.length).toBeGreaterThan(0);
+    const user = await buildUser(app);
+    const admin = await buildUser(app, { role: 'admin' });
+    expect((await api('GET', '/tenant/admin/posts')).status).toBe(401);
+    expect((await api('GET', '/tenant/admin/posts', { token: user.token })).status).toBe(403);
+    expect((await api('GET', '/tenant/admin/posts', { token: admin.token })).status).toBe(200);
+  });
+
   it('checkedRest holds every answer to the document', async () => {
     const checked = checkedRest(app.url, check);
     expect((await checked('GET', '/healthz')).status).toBe(200);
