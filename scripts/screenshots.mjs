@@ -271,7 +271,7 @@ async function pickQuery(base) {
   const fields = ((await res.json()).data?.__schema.queryType.fields ?? []).map((f) => f.name);
   const me = '  # the caller (null without an Authorization header)\n  me { name role }\n';
   if (!fields.includes('posts')) return `query Me {\n${me}}\n`;
-  return `# Newest published posts, 10 a page, with authors and comment counts
+  return `# Newest published posts first, with their authors
 query LatestPosts {
 ${me}  posts(page: 1, published: true) {
     total
