@@ -5,6 +5,10 @@ import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
+import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE } from './graphql/ide';
+import { requestId, requestLogger } from './http/logging';
+import { createMetrics, type Metrics } from './http/metrics';
+import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
@@ -21,6 +25,8 @@ export interface BuiltApp {
   services: Services;
   /** Set by shutdown: /readyz answers 503 so load balancers stop sending traffic. */
   state: { draining: boolean };
+  /** This app's Prometheus registry and collectors (GET /metrics). */
+  metrics: Metrics;
   startJobs(): void;
   /** Stops jobs and GraphQL; the ORM and the database belong to the caller. */
   close(): Promise<void>;
@@ -29,9 +35,12 @@ export interface BuiltApp {
 export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<BuiltApp> {
   const services = createServices(deps);
   const state = { draining: false };
+  const production = deps.config.env === 'production';
+  const metrics = createMetrics(deps.orm);
   const apollo = createApolloServer(await buildGraphqlSchema(services), {
     log: deps.log,
-    production: deps.config.env === 'production',
+    production,
+    plugins: [metrics.graphqlPlugin],
   });
   await apollo.start();
 
@@ -48,7 +57,17 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   table.add('/readyz', 'get');
   table.add('/graphql', 'get', 'post');
   for (const r of routes) table.add(r.path, r.method);
+  // Observability and documentation (src/http/logging.ts, metrics.ts, src/openapi, src/graphql/ide.ts).
+  table.add('/metrics', 'get');
+  table.add('/openapi.json', 'get');
+  table.add('/docs', 'get');
+  table.add(DOCS_ASSET_ROUTE, 'get');
+  if (!production) table.add(IDE_ASSET_ROUTE, 'get');
 
+  // Before the route guard, so 404s and 405s get an id, a log line and a metric too.
+  app.use(requestId());
+  app.use(requestLogger(deps.log, table));
+  app.use(metrics.http(table));
   app.use(routeGuard(table));
 
   app.get('/healthz', (_req, res) => {
@@ -63,6 +82,16 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
       sendError(res, AppError.unavailable());
     }
   });
+
+  app.get('/metrics', metrics.handler);
+  const openapi = openApiHandlers();
+  app.get('/openapi.json', openapi.document);
+  app.get('/docs', openapi.page);
+  app.get(DOCS_ASSET_ROUTE, openapi.asset);
+  if (!production) {
+    app.get(IDE_ASSET_ROUTE, graphqlIdeAsset);
+    app.get('/graphql', graphqlIde());
+  }
 
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
@@ -79,6 +108,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     app,
     services,
     state,
+    metrics,
     startJobs: () => jobs.forEach((j) => j.start()),
     async close() {
       await Promise.all(jobs.map((j) => j.stop()));

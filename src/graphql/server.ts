@@ -1,10 +1,11 @@
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import { formatError } from './errors';
 
-export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; production: boolean }) {
+export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; production: boolean; plugins?: ApolloServerPlugin<RequestContext>[] }) {
   return new ApolloServer<RequestContext>({
     schema,
     formatError: formatError(opts.log),
@@ -18,6 +19,9 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     // main.ts owns the shutdown order (drain HTTP, stop GraphQL, close the ORM, stop PostgreSQL).
     stopOnTerminationSignals: false,
     plugins: [
+      // Apollo's own landing pages load from a CDN; the IDE is graphql/ide.ts, from local files.
+      ApolloServerPluginLandingPageDisabled(),
+      ...(opts.plugins ?? []),
       {
         // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
         async requestDidStart() {

@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request, Response, NextFunction } from 'expre
 import { AppError, toAppError } from '../core/errors';
 import type { RouteTable } from './routes';
 import type { Logger } from '../core/logger';
+import { redactPath } from './logging';
 
 export function sendError(res: Response, err: AppError): void {
   if (err.retryAfter) res.setHeader('Retry-After', String(err.retryAfter));
@@ -31,7 +32,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     else if (type === 'encoding.unsupported' || type === 'charset.unsupported') appError = AppError.badRequest('Unsupported content encoding');
     else if (type === 'request.aborted') appError = AppError.badRequest('Request aborted');
     else appError = toAppError(err);
-    if (appError.status >= 500) log.error({ err, path: req.path, method: req.method }, 'request failed');
+    if (appError.status >= 500) log.error({ err, path: redactPath(req.path), method: req.method, requestId: res.locals.requestId }, 'request failed');
     if (res.headersSent) return res.end();
     sendError(res, appError);
   };
