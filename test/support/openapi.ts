@@ -62,7 +62,10 @@ export function openApiValidator(doc: OpenApiDocument = buildOpenApiDocument()) 
     const response = op.responses[String(res.status)];
     if (!response) return [`${method} ${template}: status ${res.status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`];
     if (res.headers && response.headers?.['x-request-id'] && !res.headers.get('x-request-id')) problems.push('x-request-id header missing');
-    if (response.content?.['application/json']) {
+    const contentType = res.headers?.get('content-type') ?? '';
+    if (contentType.startsWith('text/html')) {
+      if (!response.content?.['text/html']) problems.push('answered HTML where the document promises none');
+    } else if (response.content?.['application/json']) {
       json('openapi#/' + pointer('paths', template, m, 'responses', String(res.status), 'content', 'application/json', 'schema'));
     }
     return problems.map((p) => `${method} ${template} ${res.status}: ${p}`);
