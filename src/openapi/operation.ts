@@ -31,7 +31,7 @@ export interface OperationSpec {
   body?: Schema;
   /** false when the body is not checked by the service's input rules (GraphQL): no 422. */
   validates?: boolean;
-  success: { status: number; description: string; schema: Schema; example?: unknown; contentType?: string };
+  success: { status: number; description: string; schema: Schema; example?: unknown; contentType?: string; alsoHtml?: boolean };
   /** Status → the messages that status can carry on this operation. */
   errors?: Record<number, string[]>;
 }
@@ -47,6 +47,8 @@ export function operation(spec: OperationSpec): Operation {
         : json(spec.success.schema, spec.success.example),
     },
   };
+  // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
+  if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
   const errors = { ...spec.errors };
   if (spec.body) {
     errors[400] = [...(errors[400] ?? []), 'Malformed JSON'];

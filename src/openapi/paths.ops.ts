@@ -58,7 +58,7 @@ export const opsPaths: Paths = {
         { name: 'variables', in: 'query', description: 'JSON object', schema: { type: 'string' } },
         { name: 'operationName', in: 'query', schema: { type: 'string' } },
       ],
-      success: { status: 200, description: 'GraphQL response', schema: ref('GraphQLResponse') },
+      success: { status: 200, description: 'GraphQL response, or the GraphiQL page for browsers', schema: ref('GraphQLResponse'), alsoHtml: true },
     }),
     post: operation({
       id: 'graphqlPost',
