@@ -142,7 +142,8 @@ async function stopStale(bin: string, cluster: string, owner: Owner | undefined)
   if (alive) await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w'], owner).catch(() => undefined);
 }
 
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void }): Promise<EmbeddedPostgres> {
+/** `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage. */
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number }): Promise<EmbeddedPostgres> {
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
   const native = packageNativeDir();
@@ -179,7 +180,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   }
 
   await stopStale(binDir, cluster, owner);
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   // Own process group: a Ctrl-C in the terminal reaches only us, and we stop PostgreSQL after draining requests.
   const child: ChildProcess = spawn(
     join(binDir, 'postgres'),

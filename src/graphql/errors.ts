@@ -11,10 +11,15 @@ import type { Logger } from '../core/logger';
 export function formatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    if (original instanceof GraphQLError && !(original.originalError)) {
-      // Syntax, validation and variable errors: safe to show, already coded by Apollo.
-      const code = (formatted.extensions?.code as string | undefined) ?? 'BAD_USER_INPUT';
-      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: code === 'GRAPHQL_VALIDATION_FAILED' || code === 'GRAPHQL_PARSE_FAILED' || code === 'BAD_REQUEST' ? 'BAD_USER_INPUT' : code } };
+    if (original instanceof GraphQLError && !original.originalError) {
+      // Syntax, validation, variable and HTTP-level errors of the request itself: safe to show.
+      const code = clientCode(formatted.extensions?.code);
+      if (code === 'INTERNAL_SERVER_ERROR') {
+        // e.g. a non-null field that resolved to null: our fault, and the text names internals.
+        log.error({ err: original, path: formatted.path }, 'graphql execution failed');
+        return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code } };
+      }
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
     }
     const appError: AppError = toAppError(original);
     if (appError.status >= 500 && appError.kind === 'INTERNAL') log.error({ err: original, path: formatted.path }, 'resolver failed');
@@ -23,4 +28,15 @@ export function formatError(log: Logger) {
     if (appError.retryAfter) extensions.retryAfter = appError.retryAfter;
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
   };
+}
+
+/** The codes of CONTRACT 12; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
+const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
+
+function clientCode(code: unknown): string {
+  if (code === undefined) return 'BAD_USER_INPUT';
+  if (typeof code === 'string' && CONTRACT_CODES.has(code)) return code;
+  // GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE,
+  // PERSISTED_QUERY_NOT_FOUND / _NOT_SUPPORTED: all about what the client sent.
+  return 'BAD_USER_INPUT';
 }

@@ -1,0 +1,52 @@
+import cors from 'cors';
+import helmet from 'helmet';
+import type { NextFunction, Request, Response } from 'express';
+
+/**
+ * Security headers for every answer, JSON or HTML. The only pages are the locally served
+ * Swagger UI (/docs) and GraphiQL (/graphql in a browser): they load their scripts and styles
+ * from this origin and start with a small inline script, and both inject inline styles, so
+ * those are allowed; nothing is loaded from another origin, and nothing may frame the pages.
+ */
+export function securityHeaders() {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        workerSrc: ["'self'", 'blob:'],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    // Same-origin pages only; the API itself is reached cross-origin through CORS, which CORP does not block.
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+}
+
+/**
+ * CORS from CORS_ORIGINS: empty means no cross-origin access at all (no CORS headers, so a
+ * browser refuses the answer); otherwise only the listed origins, which may send the bearer
+ * token and the tenant header. Preflights are answered here (204), before the 404/405 guard,
+ * which would otherwise see an OPTIONS request for a path. Credentials (cookies) are never used.
+ */
+export function corsPolicy(origins: readonly string[]) {
+  if (origins.length === 0) return (_req: Request, _res: Response, next: NextFunction) => next();
+  return cors({
+    origin: [...origins],
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id'],
+    exposedHeaders: ['Retry-After', 'X-Request-Id'],
+    credentials: false,
+    maxAge: 600,
+    optionsSuccessStatus: 204,
+  });
+}
