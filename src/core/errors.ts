@@ -83,7 +83,7 @@ export class AppError extends Error {
  */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006', '08P01',
+  '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006',
 ]);
 const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
 // What pg and knex say when the server went away; their errors carry no code.
@@ -113,6 +113,8 @@ export function isConnectionError(err: unknown): boolean {
 export function isDataViolation(err: unknown): 'constraint' | 'data' | null {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string' || code.length !== 5) return null;
+  // A NUL character inside a statement (MikroORM inlines values): "invalid message format".
+  if (code === '08P01') return 'data';
   if (code.startsWith('23')) return 'constraint';
   if (code.startsWith('22')) return 'data';
   return null;

@@ -11,17 +11,24 @@ import type { Logger } from '../core/logger';
 export function formatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    if (original instanceof GraphQLError && !original.originalError) {
+    const code = formatted.extensions?.code;
+    if (original instanceof GraphQLError && (!original.originalError || (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)))) {
       // Syntax, validation, variable and HTTP-level errors of the request itself: safe to show.
-      const code = clientCode(formatted.extensions?.code);
-      if (code === 'INTERNAL_SERVER_ERROR') {
+      // (Apollo wraps graphql-js's own errors, so they arrive with an originalError and its code.)
+      // Without a path the error is about the operation as a whole (e.g. "Schema is not configured
+      // to execute subscription operation"), which graphql-js raises at execution time uncoded.
+      const contractCode = !formatted.path && code === 'INTERNAL_SERVER_ERROR' ? 'BAD_USER_INPUT' : clientCode(code);
+      if (contractCode === 'INTERNAL_SERVER_ERROR') {
         // e.g. a non-null field that resolved to null: our fault, and the text names internals.
         log.error({ err: original, path: formatted.path }, 'graphql execution failed');
-        return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code } };
+        return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code: contractCode } };
       }
-      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code } };
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: contractCode } };
     }
-    const appError: AppError = toAppError(original);
+    // Errors thrown outside a resolver (e.g. while building the context) arrive wrapped.
+    let inner: unknown = original;
+    while (inner instanceof GraphQLError && inner.originalError) inner = inner.originalError;
+    const appError: AppError = toAppError(inner);
     if (appError.status >= 500 && appError.kind === 'INTERNAL') log.error({ err: original, path: formatted.path }, 'resolver failed');
     const extensions: Record<string, unknown> = { code: appError.code };
     if (appError.errors) extensions.errors = appError.errors;
@@ -29,6 +36,12 @@ export function formatError(log: Logger) {
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
   };
 }
+
+/** Apollo's codes for a request that could not be parsed, validated or bound to its variables. */
+const REQUEST_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
 
 /** The codes of CONTRACT 12; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
 const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
