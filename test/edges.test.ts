@@ -450,3 +450,22 @@ describe('GraphQL depth and cost limits', () => {
     expect(res.errors?.[0]).toMatchObject({ message: expect.stringMatching(/tokens/), extensions: { code: 'BAD_USER_INPUT' } });
   });
 });
+
+describe('production GraphQL', () => {
+  it('refuses introspection and suggests no field names; HEAD /graphql is not a 5xx', async () => {
+    const prod = await startTestApp({ NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:1', APP_URL: 'http://app.test' });
+    try {
+      const p = clients(prod.url);
+      const intro = await p.gql('{ __schema { types { name } } }');
+      expect(intro.status).toBe(200);
+      expect(intro.errors?.[0]).toMatchObject({ message: expect.stringMatching(/introspection/i), extensions: { code: 'BAD_USER_INPUT' } });
+      const typo = await p.gql('{ mee { id } }');
+      expect(typo.errors?.[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
+      expect(typo.errors?.[0].message).not.toMatch(/Did you mean/);
+      const head = await fetch(prod.url + '/graphql', { method: 'HEAD' });
+      expect(head.status).toBeLessThan(500);
+    } finally {
+      await prod.close();
+    }
+  });
+});

@@ -10,6 +10,8 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     schema,
     formatError: formatError(opts.log),
     introspection: !opts.production,
+    // Without introspection, "Did you mean ...?" suggestions would still spell the schema out.
+    hideSchemaDetailsFromClientErrors: opts.production,
     includeStacktraceInErrorResponses: false,
     validationRules: limitRules,
     // Parsing is linear, but a 1 MB document of tokens is still work nobody legitimate asks for.
