@@ -8,7 +8,7 @@ import { createApolloServer } from './graphql/server';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
-import { corsPolicy, securityHeaders } from './http/security';
+import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
 import type { RequestContext } from './core/context';
@@ -69,12 +69,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
 
   for (const r of routes) app[r.method](r.path, r.handler);
-  app.use('/graphql', (req, _res, next) => {
-    // A body of another type is simply absent: Apollo answers 400 in JSON, where its Express
-    // adapter would otherwise answer a plain-text 500 about a missing body parser.
-    if (!('body' in req)) (req as { body?: unknown }).body = undefined;
-    next();
-  });
+  app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',
     expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext }),
