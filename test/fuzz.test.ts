@@ -39,9 +39,9 @@ const UNWATCHED = new Set(['rate_limits', 'mikro_orm_migrations']);
 const INSERT_ONLY = new Set(['mail_outbox']);
 
 /** Total requests per phase and surface, spread over the routes/fields that exist. */
-const REST_BUDGET = 900;
-const GQL_BUDGET = 600;
-const runsFor = (budget: number, n: number) => Math.min(300, Math.max(25, Math.ceil(budget / Math.max(1, n))));
+const REST_BUDGET = 700;
+const GQL_BUDGET = 450;
+const runsFor = (budget: number, n: number) => Math.min(300, Math.max(20, Math.ceil(budget / Math.max(1, n))));
 
 let app: TestApp;
 let db: Client;
