@@ -268,7 +268,7 @@ describe('security headers and CORS', () => {
       expect(res.headers.get('x-powered-by')).toBeNull();
       const csp = res.headers.get('content-security-policy')!;
       expect(csp).toContain("default-src 'self'");
-      expect(csp).toContain("script-src 'self' 'unsafe-inline'");
+      expect(csp).toContain("script-src 'self';");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toMatch(/https?:|\*/);
     }
