@@ -223,6 +223,12 @@ describe('REST odd requests', () => {
     expect(me.status).toBe(401);
     expect(me.text).toBe('');
     expect((await raw('HEAD', '/no/such')).status).toBe(404);
+    const gqlHead = await raw('HEAD', `/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json' } });
+    expect({ status: gqlHead.status, text: gqlHead.text }).toEqual({ status: 200, text: '' });
+    for (const qs of ['', '?query=%7B', `?query=${encodeURIComponent('{ me { id } }')}`]) {
+      const [head, get] = await Promise.all(['HEAD', 'GET'].map((m) => raw(m, `/graphql${qs}`, { headers: { accept: 'application/json' } })));
+      expect({ qs, status: head.status, text: head.text }).toEqual({ qs, status: get.status, text: '' });
+    }
     for (const r of bodyRoutes()) {
       const path = fill(r.path);
       if (routes.some((x) => x.method === 'get' && fill(x.path) === path)) continue;
