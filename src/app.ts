@@ -8,6 +8,7 @@ import { createApolloServer } from './graphql/server';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
+import { databaseReady } from './http/readiness';
 import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
@@ -57,12 +58,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   });
   app.get('/readyz', async (_req, res) => {
     if (state.draining) return sendError(res, AppError.unavailable());
-    try {
-      await deps.orm.em.getConnection().execute('select 1', [], 'get');
-      res.json({ status: 'ready' });
-    } catch {
-      sendError(res, AppError.unavailable());
-    }
+    if (await databaseReady(deps.orm)) res.json({ status: 'ready' });
+    else sendError(res, AppError.unavailable());
   });
 
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));

@@ -1,4 +1,5 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
@@ -133,6 +134,24 @@ it('a stop in the middle of traffic produces only 200s and 503s', async () => {
   expect([...codes]).toEqual(['SERVICE_UNAVAILABLE']);
   const r = await probe();
   expect([r.ready.status, r.me.status, r.gqlMe.status]).toEqual([200, 200, 200]);
+});
+
+it('a database that hangs instead of refusing: /readyz says 503 within seconds, and all is well once it resumes', async () => {
+  expect((await api.rest('GET', '/readyz')).status).toBe(200);
+  // SIGSTOP every PostgreSQL process of this cluster: sockets stay open, nothing answers.
+  const postmaster = Number(readFileSync(join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const pids = [postmaster, ...children];
+  pids.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+  try {
+    // Without the readiness timeout this request would wait until PostgreSQL resumes (never, here).
+    const ready = await api.rest('GET', '/readyz');
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { message: 'Service unavailable' } });
+  } finally {
+    pids.forEach((pid) => process.kill(pid, 'SIGCONT'));
+  }
+  const back = await until(probe, (r) => r.ready.status === 200 && r.me.status === 200 && !r.gqlMe.errors, 20_000);
+  expect([back.ready.status, back.me.status]).toEqual([200, 200]);
 });
 
 describe('isConnectionError knows what the drivers throw when the database is unreachable', () => {
