@@ -12,6 +12,8 @@ import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
+import { databaseReady } from './http/readiness';
+import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
 import type { RequestContext } from './core/context';
@@ -68,6 +70,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(requestId());
   app.use(requestLogger(deps.log, table));
   app.use(metrics.http(table));
+  app.use(securityHeaders());
+  app.use(corsPolicy(deps.config.corsOrigins));
   app.use(routeGuard(table));
 
   app.get('/healthz', (_req, res) => {
@@ -75,12 +79,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   });
   app.get('/readyz', async (_req, res) => {
     if (state.draining) return sendError(res, AppError.unavailable());
-    try {
-      await deps.orm.em.getConnection().execute('select 1', [], 'get');
-      res.json({ status: 'ready' });
-    } catch {
-      sendError(res, AppError.unavailable());
-    }
+    if (await databaseReady(deps.orm)) res.json({ status: 'ready' });
+    else sendError(res, AppError.unavailable());
   });
 
   app.get('/metrics', metrics.handler);
@@ -97,6 +97,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
 
   for (const r of routes) app[r.method](r.path, r.handler);
+  app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',
     expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext }),

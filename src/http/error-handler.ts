@@ -16,10 +16,29 @@ export function routeGuard(table: RouteTable) {
   return (req: Request, res: Response, next: NextFunction) => {
     const allowed = table.allowed(req.path);
     if (!allowed) return sendError(res, AppError.notFound('Not found'));
-    if (req.method === 'OPTIONS' || allowed.includes(req.method)) return next();
-    res.setHeader('Allow', allowed.join(', '));
-    return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed'));
+    if (req.method === 'OPTIONS') {
+      // CORS preflights were answered before this guard; a plain OPTIONS learns the methods.
+      res.setHeader('Allow', allowed.join(', '));
+      return void res.status(204).end();
+    }
+    if (!allowed.includes(req.method)) {
+      res.setHeader('Allow', allowed.join(', '));
+      return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed'));
+    }
+    // The router would fail to decode a parameter like `%E0%A4%A` with a bare 400 error; a path
+    // that cannot be decoded names no resource.
+    if (!decodable(req.path)) return sendError(res, AppError.notFound('Not found'));
+    return next();
   };
+}
+
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The one place REST turns errors into responses: AppError as is, body-parser errors by type, the rest 500. */
@@ -31,9 +50,20 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     else if (type === 'entity.parse.failed') appError = AppError.badRequest('Malformed JSON');
     else if (type === 'encoding.unsupported' || type === 'charset.unsupported') appError = AppError.badRequest('Unsupported content encoding');
     else if (type === 'request.aborted') appError = AppError.badRequest('Request aborted');
+    else if (isClientHttpError(err)) appError = AppError.badRequest('Malformed request body');
     else appError = toAppError(err);
     if (appError.status >= 500) log.error({ err, path: redactPath(req.path), method: req.method, requestId: res.locals.requestId }, 'request failed');
     if (res.headersSent) return res.end();
     sendError(res, appError);
   };
+}
+
+/**
+ * Other http-errors raised while reading the request (a corrupt gzip body, a length that does
+ * not match): the client's fault, answered 400 without echoing the library's wording.
+ */
+function isClientHttpError(err: unknown): boolean {
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown } | undefined;
+  const status = e?.status ?? e?.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 && e?.expose === true;
 }
