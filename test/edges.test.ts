@@ -190,15 +190,21 @@ describe('REST odd requests', () => {
     }
   });
 
-  it('path segments that cannot be %-decoded → 404 Not found, never a 500', async () => {
+  it('path segments that cannot be %-decoded: unknown paths 404 Not found; a route answers as for any invalid id, never a 500', async () => {
     for (const bad of ['%E0%A4%A', '%', '%zz', '%C0%AF', '%ff']) {
       const res = await api.rest('GET', `/${bad}`);
       expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { message: 'Not found' } });
     }
+    const post = await api.rest('GET', '/posts/%E0%A4%A');
+    expect({ status: post.status, body: post.body }).toEqual({ status: 404, body: { message: 'Post not found' } });
     for (const r of routes.filter((x) => x.path.includes(':'))) {
+      const opts = r.method === 'get' ? {} : { body: {} };
+      const invalid = await api.rest(r.method.toUpperCase(), fill(r.path, '-'), opts);
+      expect(invalid.status).toBeGreaterThanOrEqual(400);
+      expect(invalid.status).toBeLessThan(500);
       for (const bad of ['%E0%A4%A', '%', '%zz']) {
-        const res = await api.rest(r.method.toUpperCase(), fill(r.path, bad), r.method === 'get' ? {} : { body: {} });
-        expect({ path: r.path, bad, status: res.status, body: res.body }).toEqual({ path: r.path, bad, status: 404, body: { message: 'Not found' } });
+        const res = await api.rest(r.method.toUpperCase(), fill(r.path, bad), opts);
+        expect({ path: r.path, bad, status: res.status, body: res.body }).toEqual({ path: r.path, bad, status: invalid.status, body: invalid.body });
       }
     }
   });

@@ -112,7 +112,7 @@ describe('the OpenAPI document', () => {
     expect(check.validate('GET', '/auth/me', { status: 401, body: { message: 'Nope' } })).not.toEqual([]);
     expect(check.validate('GET', '/auth/me', { status: 418, body: { message: 'Teapot' } })).not.toEqual([]);
     expect(check.validate('GET', '/posts/7', { status: 404, body: { message: 'Post not found' } })).toEqual([]);
-    expect(check.validate('GET', '/posts/7', { status: 404, body: { message: 'Not found' } })).not.toEqual([]);
+    expect(check.validate('GET', '/posts/7', { status: 404, body: { message: 'Nope' } })).not.toEqual([]);
     expect(check.validate('POST', '/posts', { status: 422, body: { message: 'Validation failed', errors: [{ field: 'title', message: 'x' }] } })).toEqual([]);
     expect(check.validate('POST', '/posts', { status: 422, body: { message: 'Validation failed' } })).not.toEqual([]);
     const page = { data: [], total: 0, perPage: 10, currentPage: 1, lastPage: 1, from: null, to: null, nextPage: null };

@@ -25,9 +25,12 @@ export function routeGuard(table: RouteTable) {
       res.setHeader('Allow', allowed.join(', '));
       return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed'));
     }
-    // The router would fail to decode a parameter like `%E0%A4%A` with a bare 400 error; a path
-    // that cannot be decoded names no resource.
-    if (!decodable(req.path)) return sendError(res, AppError.notFound('Not found'));
+    // The router would fail to decode a parameter like `%E0%A4%A` with a bare 400 error. Such a
+    // segment is no valid id or token, so the route gets `-` instead and answers as it does for
+    // any invalid value (CONTRACT 7: the resource's own 404, after authentication).
+    if (!decodable(req.path)) {
+      req.url = req.url.replace(/^[^?]*/, (path) => path.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/'));
+    }
     return next();
   };
 }

@@ -50,11 +50,10 @@ export function operation(spec: OperationSpec): Operation {
   // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
   if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
   const errors = { ...spec.errors };
-  if (spec.body) {
-    errors[400] = [...(errors[400] ?? []), 'Malformed JSON'];
-    errors[413] = ['Payload too large'];
-    if (spec.validates !== false) errors[422] = errors[422] ?? ['Validation failed'];
-  }
+  // Any request may carry a body, and it is read before the route runs (CONTRACT 7 precedence).
+  errors[400] = [...new Set([...(errors[400] ?? []), ...BODY_400])];
+  errors[413] = ['Payload too large'];
+  if (spec.body && spec.validates !== false) errors[422] = errors[422] ?? ['Validation failed'];
   for (const [status, messages] of Object.entries(errors).sort(([a], [b]) => Number(a) - Number(b))) {
     responses[status] = errorResponse(Number(status), messages);
   }
@@ -65,6 +64,8 @@ export function operation(spec: OperationSpec): Operation {
   if (spec.body) op.requestBody = { required: true, content: json(spec.body) };
   return op;
 }
+
+const BODY_400 = ['Malformed JSON', 'Malformed request body', 'Unsupported content encoding'];
 
 /** The 401 messages of the authenticate step (SPEC 5.2). */
 export const AUTH_401 = ['Unauthenticated', 'Invalid token', 'User not found'];

@@ -71,3 +71,9 @@ export const opsPaths: Paths = {
     }),
   },
 };
+
+// Apollo answers malformed GraphQL envelopes itself (400, GraphQL-shaped body): either shape may come.
+for (const op of [opsPaths['/graphql'].get!, opsPaths['/graphql'].post!]) {
+  const content = op.responses['400'].content!['application/json'];
+  content.schema = { anyOf: [content.schema, ref('GraphQLResponse')] };
+}
