@@ -88,7 +88,7 @@ const CONNECTION_CODES = new Set([
 const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
 // What pg and knex say when the server went away; their errors carry no code.
 const CONNECTION_MESSAGES =
-  /Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly/i;
+  /Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly|Query read timeout|canceling statement due to statement timeout/i;
 
 /** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
 export function isConnectionError(err: unknown): boolean {
