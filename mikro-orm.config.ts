@@ -22,7 +22,12 @@ export function ormConfig({ clientUrl, onQuery, poolMax = 10 }: OrmOptions): Opt
     allowGlobalContext: false,
     forceUtcTimezone: true,
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
-    driverOptions: { connection: { connectionTimeoutMillis: 3000 } },
+    // Fail fast instead of queueing forever when PostgreSQL is down or hung: requests then get
+    // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too.
+    driverOptions: {
+      acquireConnectionTimeout: 5000,
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000 },
+    },
     migrations: {
       migrationsList,
       transactional: true,

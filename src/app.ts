@@ -5,9 +5,15 @@ import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
+import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE } from './graphql/ide';
+import { requestId, requestLogger } from './http/logging';
+import { createMetrics, type Metrics } from './http/metrics';
+import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
+import { databaseReady } from './http/readiness';
+import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
 import type { RequestContext } from './core/context';
@@ -21,6 +27,8 @@ export interface BuiltApp {
   services: Services;
   /** Set by shutdown: /readyz answers 503 so load balancers stop sending traffic. */
   state: { draining: boolean };
+  /** This app's Prometheus registry and collectors (GET /metrics). */
+  metrics: Metrics;
   startJobs(): void;
   /** Stops jobs and GraphQL; the ORM and the database belong to the caller. */
   close(): Promise<void>;
@@ -29,9 +37,12 @@ export interface BuiltApp {
 export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<BuiltApp> {
   const services = createServices(deps);
   const state = { draining: false };
+  const production = deps.config.env === 'production';
+  const metrics = createMetrics(deps.orm);
   const apollo = createApolloServer(await buildGraphqlSchema(services), {
     log: deps.log,
-    production: deps.config.env === 'production',
+    production,
+    plugins: [metrics.graphqlPlugin],
   });
   await apollo.start();
 
@@ -48,7 +59,19 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   table.add('/readyz', 'get');
   table.add('/graphql', 'get', 'post');
   for (const r of routes) table.add(r.path, r.method);
+  // Observability and documentation (src/http/logging.ts, metrics.ts, src/openapi, src/graphql/ide.ts).
+  table.add('/metrics', 'get');
+  table.add('/openapi.json', 'get');
+  table.add('/docs', 'get');
+  table.add(DOCS_ASSET_ROUTE, 'get');
+  if (!production) table.add(IDE_ASSET_ROUTE, 'get');
 
+  // Before the route guard, so 404s and 405s get an id, a log line and a metric too.
+  app.use(requestId());
+  app.use(requestLogger(deps.log, table));
+  app.use(metrics.http(table));
+  app.use(securityHeaders());
+  app.use(corsPolicy(deps.config.corsOrigins));
   app.use(routeGuard(table));
 
   app.get('/healthz', (_req, res) => {
@@ -56,18 +79,25 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   });
   app.get('/readyz', async (_req, res) => {
     if (state.draining) return sendError(res, AppError.unavailable());
-    try {
-      await deps.orm.em.getConnection().execute('select 1', [], 'get');
-      res.json({ status: 'ready' });
-    } catch {
-      sendError(res, AppError.unavailable());
-    }
+    if (await databaseReady(deps.orm)) res.json({ status: 'ready' });
+    else sendError(res, AppError.unavailable());
   });
+
+  app.get('/metrics', metrics.handler);
+  const openapi = openApiHandlers();
+  app.get('/openapi.json', openapi.document);
+  app.get('/docs', openapi.page);
+  app.get(DOCS_ASSET_ROUTE, openapi.asset);
+  if (!production) {
+    app.get(IDE_ASSET_ROUTE, graphqlIdeAsset);
+    app.get('/graphql', graphqlIde());
+  }
 
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
 
   for (const r of routes) app[r.method](r.path, r.handler);
+  app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',
     expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext }),
@@ -79,6 +109,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     app,
     services,
     state,
+    metrics,
     startJobs: () => jobs.forEach((j) => j.start()),
     async close() {
       await Promise.all(jobs.map((j) => j.stop()));

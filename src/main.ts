@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config/config';
-import { consoleLogger, type Logger } from './core/logger';
+import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import { initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log: Logger = consoleLogger(config.logLevel);
+  const log: Logger = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env) });
   setBcryptCost(config.bcryptCost);
   const jwtSecret = config.jwtSecret ?? developmentSecret(config);
 
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   built.startJobs();
 
   const base = `http://localhost:${config.port}`;
-  log.info({ rest: `${base}/`, graphql: `${base}/graphql`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
+  log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

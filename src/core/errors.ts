@@ -76,18 +76,48 @@ export class AppError extends Error {
   }
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+/**
+ * Codes that mean the database could not be reached or dropped us: socket errors from the
+ * driver, and PostgreSQL's classes 08 (connection exception), 57P (operator intervention:
+ * shutdown, crash recovery) and 53300 (too many connections).
+ */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006',
+]);
+const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
+// What pg and knex say when the server went away; their errors carry no code.
+const CONNECTION_MESSAGES =
+  /Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly|Query read timeout|canceling statement due to statement timeout/i;
 
 /** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
 export function isConnectionError(err: unknown): boolean {
-  let e = err as { code?: string; message?: string; cause?: unknown; name?: string } | undefined;
-  for (let depth = 0; e && depth < 5; depth++) {
-    if (e.code && CONNECTION_CODES.has(e.code)) return true;
-    if (e.name === 'ConnectionException') return true;
-    if (typeof e.message === 'string' && /Connection terminated|connect ECONNREFUSED|terminating connection|Knex: Timeout acquiring a connection|the database system is (shutting down|starting up)/i.test(e.message)) return true;
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown; name?: unknown; errors?: unknown } | undefined;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) return true;
+    if (typeof e.name === 'string' && CONNECTION_NAMES.has(e.name)) return true;
+    if (typeof e.message === 'string' && CONNECTION_MESSAGES.test(e.message)) return true;
+    // Node reports a refused connection to a host with several addresses as an AggregateError.
+    if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner))) return true;
     e = e.cause as typeof e;
   }
   return false;
+}
+
+/**
+ * PostgreSQL refused the values of a write: class 23 (integrity constraint: unique, foreign
+ * key, not null, check, exclusion) or class 22 (data exception: a NUL character, a value out
+ * of range). Features map the violations they expect (e.g. `Email already taken`) themselves;
+ * anything left is still the caller's input, so it is a 422, never a 500 showing SQL.
+ */
+export function isDataViolation(err: unknown): 'constraint' | 'data' | null {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string' || code.length !== 5) return null;
+  // A NUL character inside a statement (MikroORM inlines values): "invalid message format".
+  if (code === '08P01') return 'data';
+  if (code.startsWith('23')) return 'constraint';
+  if (code.startsWith('22')) return 'data';
+  return null;
 }
 
 /**
@@ -97,6 +127,9 @@ export function isConnectionError(err: unknown): boolean {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isConnectionError(err)) return AppError.unavailable();
+  const violation = isDataViolation(err);
+  if (violation === 'constraint') return AppError.validation([{ field: null, message: 'The request conflicts with existing data' }]);
+  if (violation === 'data') return AppError.validation([{ field: null, message: 'The request contains a value that cannot be stored' }]);
   return new AppError('INTERNAL', 'Internal server error');
 }
 

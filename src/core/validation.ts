@@ -25,6 +25,8 @@ export const text = (label: string, min: number, max: number) =>
   z
     .string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` })
     .trim()
+    // PostgreSQL text cannot hold U+0000; refuse it here rather than fail in the database.
+    .regex(/^[^\u0000]*$/, `${label} must not contain NUL characters`)
     .min(min, min === 1 ? `${label} is required` : `${label} must be at least ${min} characters`)
     .max(max, `${label} must be at most ${max} characters`);
 

@@ -157,7 +157,8 @@ async function adoptOrStopRunning(bin: string, cluster: string, ownerFile: strin
   return null;
 }
 
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void }): Promise<EmbeddedPostgres> {
+/** `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage. */
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number }): Promise<EmbeddedPostgres> {
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
   const native = packageNativeDir();
@@ -202,7 +203,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
     log(`using the embedded PostgreSQL of the running process (${cluster})`);
     return running;
   }
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   // Own process group: a Ctrl-C in the terminal reaches only us, and we stop PostgreSQL after draining requests.
   const child: ChildProcess = spawn(
     join(binDir, 'postgres'),

@@ -1,10 +1,7 @@
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { AppError, toAppError } from '../core/errors';
 import type { Logger } from '../core/logger';
-
-/** Codes Apollo gives to errors in the request itself (CONTRACT 12 calls them all BAD_USER_INPUT). */
-const CLIENT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE', 'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED']);
 
 /**
  * The one place GraphQL turns errors into `errors[]` (CONTRACT 12): AppErrors keep their
@@ -14,17 +11,45 @@ const CLIENT_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED
 export function formatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
-    // Syntax, validation, operation and variable errors come from graphql-js/Apollo, not from our
-    // code: their messages describe the caller's document and are safe to show.
-    const apolloCode = formatted.extensions?.code as string | undefined;
-    if (!(original instanceof AppError) && apolloCode && CLIENT_CODES.has(apolloCode)) {
-      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: 'BAD_USER_INPUT' } };
+    const code = formatted.extensions?.code;
+    if (original instanceof GraphQLError && (!original.originalError || (typeof code === 'string' && REQUEST_ERROR_CODES.has(code)))) {
+      // Syntax, validation, variable and HTTP-level errors of the request itself: safe to show.
+      // (Apollo wraps graphql-js's own errors, so they arrive with an originalError and its code.)
+      // Without a path the error is about the operation as a whole (e.g. "Schema is not configured
+      // to execute subscription operation"), which graphql-js raises at execution time uncoded.
+      const contractCode = !formatted.path && code === 'INTERNAL_SERVER_ERROR' ? 'BAD_USER_INPUT' : clientCode(code);
+      if (contractCode === 'INTERNAL_SERVER_ERROR') {
+        // e.g. a non-null field that resolved to null: our fault, and the text names internals.
+        log.error({ err: original, path: formatted.path }, 'graphql execution failed');
+        return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code: contractCode } };
+      }
+      return { message: formatted.message, locations: formatted.locations, path: formatted.path, extensions: { code: contractCode } };
     }
-    const appError: AppError = toAppError(original);
+    // Errors thrown outside a resolver (e.g. while building the context) arrive wrapped.
+    let inner: unknown = original;
+    while (inner instanceof GraphQLError && inner.originalError) inner = inner.originalError;
+    const appError: AppError = toAppError(inner);
     if (appError.status >= 500 && appError.kind === 'INTERNAL') log.error({ err: original, path: formatted.path }, 'resolver failed');
     const extensions: Record<string, unknown> = { code: appError.code };
     if (appError.errors) extensions.errors = appError.errors;
     if (appError.retryAfter) extensions.retryAfter = appError.retryAfter;
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
   };
+}
+
+/** Apollo's codes for a request that could not be parsed, validated or bound to its variables. */
+const REQUEST_ERROR_CODES = new Set([
+  'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+/** The codes of CONTRACT 12; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
+const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
+
+function clientCode(code: unknown): string {
+  if (code === undefined) return 'BAD_USER_INPUT';
+  if (typeof code === 'string' && CONTRACT_CODES.has(code)) return code;
+  // GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE,
+  // PERSISTED_QUERY_NOT_FOUND / _NOT_SUPPORTED: all about what the client sent.
+  return 'BAD_USER_INPUT';
 }

@@ -20,12 +20,12 @@ export function contextOf(res: Response): RequestContext {
 
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
 export class RouteTable {
-  private readonly entries: { pattern: RegExp; methods: Set<string> }[] = [];
+  private readonly entries: { path: string; pattern: RegExp; methods: Set<string> }[] = [];
 
   add(path: string, ...methods: string[]): void {
     const source = '^' + path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$';
     let entry = this.entries.find((e) => e.pattern.source === source);
-    if (!entry) this.entries.push((entry = { pattern: new RegExp(source), methods: new Set() }));
+    if (!entry) this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
     for (const m of methods) entry.methods.add(m.toUpperCase());
     if (entry.methods.has('GET')) entry.methods.add('HEAD');
   }
@@ -41,5 +41,10 @@ export class RouteTable {
       }
     }
     return found ? [...methods].sort() : null;
+  }
+
+  /** The declared pattern (`/posts/:id`) a path belongs to, for logs and metric labels; null when none. */
+  match(path: string): string | null {
+    return this.entries.find((e) => e.pattern.test(path))?.path ?? null;
   }
 }

@@ -48,10 +48,17 @@ export async function gql<T = any>(
   return { status: res.status, data: json.data, errors: json.errors };
 }
 
-/** Binds both clients to one running app. */
-export function clients(baseUrl: string) {
+/**
+ * Binds both clients to one running app. Every REST answer is also checked against the
+ * OpenAPI document (test/support/openapi.ts), so each suite holds the document to the truth;
+ * pass `{ openapi: false }` for tests that send deliberately undocumented traffic.
+ */
+export function clients(baseUrl: string, opts: { openapi?: boolean } = {}) {
+  // Required lazily: openapi.ts imports this file's `rest`.
+  const checked = opts.openapi === false ? undefined : (require('./openapi') as typeof import('./openapi')).checkedRest(baseUrl);
   return {
-    rest: <T = any>(method: string, path: string, opts?: Parameters<typeof rest>[3]) => rest<T>(baseUrl, method, path, opts),
-    gql: <T = any>(query: string, variables?: Record<string, unknown>, opts?: Parameters<typeof gql>[3]) => gql<T>(baseUrl, query, variables, opts),
+    rest: <T = any>(method: string, path: string, o?: Parameters<typeof rest>[3]) =>
+      checked ? checked<T>(method, path, o) : rest<T>(baseUrl, method, path, o),
+    gql: <T = any>(query: string, variables?: Record<string, unknown>, o?: Parameters<typeof gql>[3]) => gql<T>(baseUrl, query, variables, o),
   };
 }

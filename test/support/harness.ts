@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp, type BuiltApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
-import { silentLogger } from '../../src/core/logger';
+import { silentLogger, type Logger } from '../../src/core/logger';
 import { currentContext } from '../../src/core/context';
 import { initOrm, migrate } from '../../src/db/orm';
 import { setBcryptCost } from '../../src/modules/user/password';
@@ -40,9 +40,10 @@ export async function createTestDatabase(): Promise<string> {
 
 /**
  * Starts the real app on an ephemeral port over a fresh database. Bcrypt cost 4 keeps the suite
- * fast (one test checks the default of 12). `env` overrides settings as the environment would.
+ * fast (one test checks the default of 12). `env` overrides settings as the environment would;
+ * `opts.log` replaces the silent logger (e.g. a pino logger writing to memory).
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const config = {
     ...loadConfig({
@@ -69,7 +70,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   await migrate(orm);
   sql.length = 0;
-  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: silentLogger });
+  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger });
   built.startJobs();
   const server: Server = await new Promise((resolve) => {
     const s = built.app.listen(0, '127.0.0.1', () => resolve(s));

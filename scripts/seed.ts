@@ -1,0 +1,127 @@
+import 'reflect-metadata';
+import { loadConfig, ConfigError } from '../src/config/config';
+import { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedPostgres } from '../src/db/embedded';
+import { initOrm, migrate } from '../src/db/orm';
+import { User, type Role } from '../src/modules/user/user.entity';
+import { Post } from '../src/modules/post/post.entity';
+import { Comment } from '../src/modules/comment/comment.entity';
+import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
+import { setBcryptCost } from '../src/modules/user/password';
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/**
+ * `npm run seed`: demo data in the database `npm start` uses (DATABASE_URL, else the embedded
+ * PostgreSQL under DATA_DIR). Skips everything when the demo admin already exists.
+ * Stop the server first when it uses the embedded database: one process owns that cluster.
+ */
+const PASSWORD = 'demo-password';
+const ADMIN_EMAIL = 'admin@example.com';
+
+const USERS: { name: string; email: string; role: Role; verified: boolean }[] = [
+  { name: 'Ada Admin', email: ADMIN_EMAIL, role: 'admin', verified: true },
+  { name: 'Mo Moderator', email: 'moderator@example.com', role: 'moderator', verified: true },
+  { name: 'Grace Hopper', email: 'grace@example.com', role: 'user', verified: true },
+  { name: 'Alan Turing', email: 'alan@example.com', role: 'user', verified: true },
+  { name: 'Barbara Liskov', email: 'barbara@example.com', role: 'user', verified: false },
+];
+
+const POSTS: { author: string; title: string; body: string; published: boolean; trashed?: boolean; comments?: [string, string][] }[] = [
+  { author: 'grace@example.com', title: 'Hello, world', body: 'The first post of the demo blog.', published: true, comments: [['alan@example.com', 'Welcome!'], ['barbara@example.com', 'Nice to see this up.']] },
+  { author: 'grace@example.com', title: 'Notes on compilers', body: 'A compiler is a program that translates programs.', published: true, comments: [['alan@example.com', 'Which one do you use?']] },
+  { author: 'alan@example.com', title: 'Computing machinery and intelligence', body: 'Can machines think?', published: true },
+  { author: 'alan@example.com', title: 'A draft about morphogenesis', body: 'Unpublished thoughts on patterns.', published: false },
+  { author: 'barbara@example.com', title: 'Substitution, explained', body: 'Subtypes must be usable where their base types are.', published: true, comments: [['grace@example.com', 'Clear and short.']] },
+  { author: 'barbara@example.com', title: 'An old post in the trash', body: 'This one was deleted and waits in the trash.', published: true, trashed: true },
+];
+
+const TENANT_POSTS: { tenantId: number; title: string; body: string }[] = [
+  { tenantId: 1, title: 'Acme: quarterly notes', body: 'Visible with x-tenant-id: 1 only.' },
+  { tenantId: 1, title: 'Acme: onboarding', body: 'Welcome to Acme.' },
+  { tenantId: 2, title: 'Globex: roadmap', body: 'Visible with x-tenant-id: 2 only.' },
+];
+
+function slugify(title: string): string {
+  const slug = title.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200).replace(/-+$/, '');
+  return slug || 'post';
+}
+
+/** Taken slugs (trashed posts included) get -2, -3, … like the service does. */
+async function freeSlug(em: EntityManager, title: string): Promise<string> {
+  const base = slugify(title);
+  const taken = new Set((await em.find(Post, { slug: { $like: `${base}%` } }, { filters: { softDelete: false }, fields: ['slug'] })).map((p) => p.slug));
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  return slug;
+}
+
+async function seed(em: EntityManager): Promise<boolean> {
+  if (await em.findOne(User, { email: ADMIN_EMAIL }, { filters: { softDelete: false } })) return false;
+
+  const users = new Map<string, User>();
+  for (const u of USERS) {
+    const user = em.create(User, { name: u.name, email: u.email, role: u.role, password: '', emailVerifiedAt: u.verified ? new Date() : null } as User);
+    await user.setPassword(PASSWORD);
+    users.set(u.email, user);
+  }
+  await em.flush();
+
+  // Spread creation times so the newest-first order is visible.
+  let minutesAgo = POSTS.length * 60;
+  for (const p of POSTS) {
+    const createdAt = new Date(Date.now() - minutesAgo-- * 60_000);
+    const post = em.create(Post, {
+      user: users.get(p.author)!,
+      title: p.title,
+      slug: await freeSlug(em, p.title),
+      body: p.body,
+      published: p.published,
+      publishedAt: p.published ? createdAt : null,
+      deletedAt: p.trashed ? new Date() : null,
+      createdAt,
+      updatedAt: createdAt,
+    } as Post);
+    await em.flush();
+    for (const [email, body] of p.comments ?? []) em.create(Comment, { post, user: users.get(email)!, body } as Comment);
+  }
+  for (const t of TENANT_POSTS) em.create(TenantPost, t as TenantPost);
+  await em.flush();
+  return true;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  setBcryptCost(config.bcryptCost);
+  let embedded: EmbeddedPostgres | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+    url = embedded.url;
+  }
+  const orm = await initOrm({ clientUrl: url });
+  try {
+    await migrate(orm);
+    const created = await seed(orm.em.fork());
+    const where = config.databaseUrl ? 'DATABASE_URL' : `the embedded database in ${config.dataDir}`;
+    if (!created) {
+      process.stdout.write(`Demo data already present in ${where} (${ADMIN_EMAIL} exists); nothing done.\n`);
+    } else {
+      const width = Math.max(...USERS.map((u) => u.email.length));
+      process.stdout.write(
+        `Seeded ${where}: ${USERS.length} users, ${POSTS.length} posts (one in the trash), comments, ${TENANT_POSTS.length} posts of tenants 1 and 2.\n\n` +
+          `Log in with any of these (password: ${PASSWORD}):\n` +
+          USERS.map((u) => `  ${u.email.padEnd(width)}  ${u.role}${u.verified ? '' : ' (unverified)'}`).join('\n') +
+          `\n\nTry: curl -s -X POST localhost:${config.port}/auth/login -H 'content-type: application/json' ` +
+          `-d '{"email":"${ADMIN_EMAIL}","password":"${PASSWORD}"}'\n`,
+      );
+    }
+  } finally {
+    await orm.close(true);
+    await embedded?.stop();
+  }
+}
+
+main().catch((err) => {
+  const known = err instanceof ConfigError || err instanceof EmbeddedPostgresError;
+  process.stderr.write(`Seed failed: ${known ? err.message : (err as Error)?.stack ?? String(err)}\n`);
+  process.exit(1);
+});

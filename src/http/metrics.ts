@@ -1,0 +1,94 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RouteTable } from './routes';
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Operation names come from clients: only well-formed ones become labels, and only so many. */
+const MAX_OPERATION_NAMES = 200;
+const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
+
+interface KnexPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  numPendingCreates(): number;
+}
+
+export interface Metrics {
+  /** This app's own registry (never prom-client's global one), so several apps can live in one process. */
+  registry: Registry;
+  http(table: RouteTable): (req: Request, res: Response, next: NextFunction) => void;
+  graphqlPlugin: ApolloServerPlugin<object>;
+  handler(req: Request, res: Response): Promise<void>;
+}
+
+export function createMetrics(orm: MikroORM): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const httpLabels = ['method', 'route', 'status_code'] as const;
+  const httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by method, route pattern and status', labelNames: httpLabels, registers: [registry] });
+  const httpDuration = new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request latency by method, route pattern and status', labelNames: httpLabels, buckets: BUCKETS, registers: [registry] });
+
+  const gqlLabels = ['operation_name', 'operation_type', 'outcome'] as const;
+  const gqlOperations = new Counter({ name: 'graphql_operations_total', help: 'GraphQL operations by name, type and outcome (success|error)', labelNames: gqlLabels, registers: [registry] });
+  const gqlDuration = new Histogram({ name: 'graphql_operation_duration_seconds', help: 'GraphQL operation latency by name, type and outcome', labelNames: gqlLabels, buckets: BUCKETS, registers: [registry] });
+
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'Database pool connections by state (used, free, pending acquires, pending creates)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const pool = (orm.em.getConnection().getKnex().client as { pool?: KnexPool }).pool;
+      if (!pool) return;
+      this.set({ state: 'used' }, pool.numUsed());
+      this.set({ state: 'free' }, pool.numFree());
+      this.set({ state: 'pending_acquire' }, pool.numPendingAcquires());
+      this.set({ state: 'pending_create' }, pool.numPendingCreates());
+    },
+  });
+
+  const seenNames = new Set<string>();
+  const operationLabel = (name: string | null | undefined): string => {
+    if (!name || !OPERATION_NAME.test(name)) return 'anonymous';
+    if (seenNames.has(name)) return name;
+    if (seenNames.size >= MAX_OPERATION_NAMES) return 'other';
+    seenNames.add(name);
+    return name;
+  };
+
+  return {
+    registry,
+    http: (table) => (req, res, next) => {
+      const end = httpDuration.startTimer();
+      res.once('close', () => {
+        // The route pattern, never the raw path: ids and tokens would make one series per request.
+        const labels = { method: req.method, route: table.match(req.path) ?? 'unmatched', status_code: String(res.statusCode) };
+        end(labels);
+        httpRequests.inc(labels);
+      });
+      next();
+    },
+    graphqlPlugin: {
+      async requestDidStart() {
+        const end = gqlDuration.startTimer();
+        return {
+          async willSendResponse({ operationName, operation, errors, response }) {
+            const body = response.body;
+            const failed = Boolean(errors?.length) || (body.kind === 'single' && Boolean(body.singleResult.errors?.length));
+            const labels = { operation_name: operationLabel(operationName ?? null), operation_type: operation?.operation ?? 'unknown', outcome: failed ? 'error' : 'success' };
+            end(labels);
+            gqlOperations.inc(labels);
+          },
+        };
+      },
+    },
+    async handler(_req, res) {
+      res.setHeader('Content-Type', registry.contentType);
+      res.send(await registry.metrics());
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import cors from 'cors';
+import helmet from 'helmet';
+import type { NextFunction, Request, Response } from 'express';
+
+/**
+ * Security headers for every answer, JSON or HTML. The only pages are the locally served
+ * Swagger UI (/docs) and GraphiQL (/graphql in a browser): they load every script from this
+ * origin (their start scripts are files too, so no inline script runs), and both use inline
+ * styles, which are allowed; nothing is loaded from another origin, nothing may frame the pages.
+ */
+export function securityHeaders() {
+  return helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        workerSrc: ["'self'", 'blob:'],
+        objectSrc: ["'none'"],
+        baseUri: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    // Same-origin pages only; the API itself is reached cross-origin through CORS, which CORP does not block.
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    referrerPolicy: { policy: 'no-referrer' },
+  });
+}
+
+/**
+ * CORS from CORS_ORIGINS: empty means no cross-origin access at all (no CORS headers, so a
+ * browser refuses the answer); otherwise only the listed origins, which may send the bearer
+ * token and the tenant header. Preflights are answered here (204), before the 404/405 guard,
+ * which would otherwise see an OPTIONS request for a path. Credentials (cookies) are never used.
+ */
+export function corsPolicy(origins: readonly string[]) {
+  if (origins.length === 0) return (_req: Request, _res: Response, next: NextFunction) => next();
+  return cors({
+    origin: [...origins],
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id'],
+    exposedHeaders: ['Retry-After', 'X-Request-Id'],
+    credentials: false,
+    maxAge: 600,
+    optionsSuccessStatus: 204,
+  });
+}
+
+const GRAPHQL_RESPONSE_TYPES = ['application/json', 'application/graphql-response+json'];
+
+/**
+ * Mounted on /graphql just before Apollo, for three Apollo behaviours:
+ * - a body of another content type leaves `req.body` unset, and the Express adapter then
+ *   answers a plain-text 500 about a missing body parser; with the body explicitly absent,
+ *   Apollo answers its 400 JSON error instead.
+ * - Apollo checks `Accept` only AFTER executing the operation, so a mutation sent with
+ *   `Accept: application/xml` would run and still be answered 406. Every GraphQL answer is
+ *   JSON, so a POST that does not ask for JSON simply gets JSON.
+ * - Apollo answers HEAD with 405 although the route table (and its Allow header) offers it.
+ */
+export function graphqlRequestGuard() {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (!('body' in req)) (req as { body?: unknown }).body = undefined;
+    // HEAD is a GET without the body (Node drops it); Apollo itself knows only GET and POST.
+    if (req.method === 'HEAD') req.method = 'GET';
+    if (req.method === 'POST' && req.headers.accept !== undefined && !req.accepts(GRAPHQL_RESPONSE_TYPES)) {
+      delete req.headers.accept;
+    }
+    next();
+  };
+}

@@ -1,0 +1,86 @@
+import { AUTH_401, DB_503, operation } from './operation';
+import { ref, type Paths } from './types';
+
+const RATE = { 429: ['Too many requests'] };
+const msg = (text: string) => ({ schema: ref('Message'), example: { message: text } });
+const userExample = { id: 1, name: 'Ada', email: 'ada@example.com', role: 'user', email_verified_at: null, created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:00.000Z' };
+
+/** /auth/*: every one shares the per-IP budget AUTH_RATE_LIMIT_PER_MINUTE (429 with Retry-After). */
+export const authPaths: Paths = {
+  '/auth/register': {
+    post: operation({
+      id: 'register',
+      tag: 'auth',
+      summary: 'Register',
+      description: 'Creates a user with role `user` and emails a verification link. `role` and other unknown fields are ignored.',
+      body: ref('RegisterInput'),
+      success: { status: 201, description: 'The new user and an access token', schema: ref('AuthResult'), example: { user: userExample, token: 'eyJhbGciOiJIUzI1NiJ9…' } },
+      errors: { 422: ['Validation failed', 'Email already taken'], ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/login': {
+    post: operation({
+      id: 'login',
+      tag: 'auth',
+      summary: 'Log in',
+      description: 'Email matches case-insensitively. After 10 failures for one email from one IP within 15 minutes, that pair gets 429 until the window passes.',
+      body: ref('LoginInput'),
+      success: { status: 200, description: 'The user and an access token (7 days)', schema: ref('AuthResult'), example: { user: userExample, token: 'eyJhbGciOiJIUzI1NiJ9…' } },
+      errors: { 401: ['Invalid credentials'], ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/forgot-password': {
+    post: operation({
+      id: 'forgotPassword',
+      tag: 'auth',
+      summary: 'Ask for a password reset email',
+      description: 'Answers the same whether or not the email exists. The email carries a 64-hex secret valid RESET_TOKEN_TTL_MINUTES; at most 5 emails per address per hour.',
+      body: ref('ForgotPasswordInput'),
+      success: { status: 200, description: 'Always the same message', ...msg('If that email exists, a link was sent.') },
+      errors: { ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/reset-password': {
+    post: operation({
+      id: 'resetPassword',
+      tag: 'auth',
+      summary: 'Reset a password with the emailed secret',
+      description: 'Single use. Revokes every access token issued before it.',
+      body: ref('ResetPasswordInput'),
+      success: { status: 200, description: 'Password changed', ...msg('Password reset successfully') },
+      errors: { 400: ['Invalid or expired token', 'User not found'], ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/verify-email/{token}': {
+    post: operation({
+      id: 'verifyEmail',
+      tag: 'auth',
+      summary: 'Verify an email address',
+      description: 'Already verified → 200, the first timestamp is kept. An access token is not accepted here.',
+      params: ['VerifyToken'],
+      success: { status: 200, description: 'Verified', ...msg('Email verified') },
+      errors: { 400: ['Invalid or expired token'], 404: ['User not found'], ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/resend-verification': {
+    post: operation({
+      id: 'resendVerification',
+      tag: 'auth',
+      summary: 'Send the verification email again',
+      description: 'Sends nothing when already verified; at most 5 an hour per user.',
+      auth: true,
+      success: { status: 200, description: 'Sent (or nothing to send)', ...msg('Verification email sent') },
+      errors: { 401: AUTH_401, ...RATE, ...DB_503 },
+    }),
+  },
+  '/auth/me': {
+    get: operation({
+      id: 'me',
+      tag: 'auth',
+      summary: 'The authenticated user',
+      auth: true,
+      success: { status: 200, description: 'The bare user object', schema: ref('User'), example: userExample },
+      errors: { 401: AUTH_401, ...RATE, ...DB_503 },
+    }),
+  },
+};

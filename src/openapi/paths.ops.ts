@@ -1,0 +1,79 @@
+import { operation } from './operation';
+import { ref, type Paths } from './types';
+
+const status = (value: string) => ({ type: 'object', required: ['status'], properties: { status: { const: value } }, additionalProperties: false });
+
+/** Operational and tooling routes. /metrics and the IDE are for operators and developers. */
+export const opsPaths: Paths = {
+  '/healthz': {
+    get: operation({
+      id: 'healthz',
+      tag: 'operations',
+      summary: 'Liveness: the process is up',
+      success: { status: 200, description: 'Up', schema: status('ok'), example: { status: 'ok' } },
+    }),
+  },
+  '/readyz': {
+    get: operation({
+      id: 'readyz',
+      tag: 'operations',
+      summary: 'Readiness: the database answers and the process is not draining',
+      success: { status: 200, description: 'Ready', schema: status('ready'), example: { status: 'ready' } },
+      errors: { 503: ['Service unavailable'] },
+    }),
+  },
+  '/metrics': {
+    get: operation({
+      id: 'metrics',
+      tag: 'operations',
+      summary: 'Prometheus metrics',
+      description: 'HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; process. Keep it off the public internet (scrape it from inside).',
+      success: { status: 200, description: 'Prometheus text exposition format', schema: { type: 'string' }, contentType: 'text/plain' },
+    }),
+  },
+  '/openapi.json': {
+    get: operation({
+      id: 'openapi',
+      tag: 'operations',
+      summary: 'This document',
+      success: { status: 200, description: 'OpenAPI 3.1', schema: { type: 'object' } },
+    }),
+  },
+  '/docs': {
+    get: operation({
+      id: 'docs',
+      tag: 'operations',
+      summary: 'Swagger UI for this document',
+      success: { status: 200, description: 'HTML page (all assets served locally)', schema: { type: 'string' }, contentType: 'text/html' },
+    }),
+  },
+  '/graphql': {
+    get: operation({
+      id: 'graphqlGet',
+      tag: 'graphql',
+      summary: 'GraphQL query over GET (or the GraphiQL IDE for browsers outside production)',
+      description: 'With `query` (and optional `variables`, `operationName`): a GraphQL query. Errors answer 200 with `errors`. Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.',
+      params: [
+        { name: 'query', in: 'query', description: 'GraphQL document (queries only over GET)', schema: { type: 'string' } },
+        { name: 'variables', in: 'query', description: 'JSON object', schema: { type: 'string' } },
+        { name: 'operationName', in: 'query', schema: { type: 'string' } },
+      ],
+      success: { status: 200, description: 'GraphQL response, or the GraphiQL page for browsers', schema: ref('GraphQLResponse'), alsoHtml: true },
+    }),
+    post: operation({
+      id: 'graphqlPost',
+      tag: 'graphql',
+      summary: 'GraphQL query or mutation',
+      description: 'The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`.',
+      body: ref('GraphQLRequest'),
+      validates: false,
+      success: { status: 200, description: 'GraphQL response', schema: ref('GraphQLResponse') },
+    }),
+  },
+};
+
+// Apollo answers malformed GraphQL envelopes itself (400, GraphQL-shaped body): either shape may come.
+for (const op of [opsPaths['/graphql'].get!, opsPaths['/graphql'].post!]) {
+  const content = op.responses['400'].content!['application/json'];
+  content.schema = { anyOf: [content.schema, ref('GraphQLResponse')] };
+}

@@ -1,0 +1,180 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
+import { startTestApp, type TestApp } from './support/harness';
+import { clients } from './support/client';
+import { buildUser } from './support/factories';
+import { isConnectionError, toAppError } from '../src/core/errors';
+
+/**
+ * The database goes away under a running service and comes back on the same address: while it
+ * is gone every request that needs it answers 503 `Service unavailable` (GraphQL:
+ * SERVICE_UNAVAILABLE) and /readyz 503, never a 500; once it is back the same process serves
+ * 200 again, because the pool throws away dead connections and opens new ones.
+ */
+jest.setTimeout(120_000);
+
+let dir: string;
+let pg: EmbeddedPostgres;
+let app: TestApp;
+let api: ReturnType<typeof clients>;
+let token: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'blog-api-outage-'));
+  chmodSync(dir, 0o755); // as root PostgreSQL runs as `postgres`, who must reach the cluster
+  pg = await startEmbeddedPostgres({ dataDir: dir });
+  app = await startTestApp({ DATABASE_URL: pg.url });
+  api = clients(app.url);
+  ({ token } = await buildUser(app, { name: 'Outage' }));
+});
+
+afterAll(async () => {
+  await app?.close().catch(() => undefined);
+  await pg?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const port = () => Number(new URL(pg.url).port);
+
+/** Requests that each need the database, on both surfaces. */
+async function probe() {
+  const [ready, me, gqlMe] = await Promise.all([
+    api.rest('GET', '/readyz'),
+    api.rest('GET', '/auth/me', { token }),
+    api.gql('{ me { id name } }', undefined, { token }),
+  ]);
+  return { ready, me, gqlMe };
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = await fn();
+  while (!ok(last) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    last = await fn();
+  }
+  return last;
+}
+
+function expectUnavailable(r: Awaited<ReturnType<typeof probe>>) {
+  expect(r.ready.status).toBe(503);
+  expect(r.ready.body).toEqual({ message: 'Service unavailable' });
+  expect(r.me.status).toBe(503);
+  expect(r.me.body).toEqual({ message: 'Service unavailable' });
+  expect(r.gqlMe.status).toBe(200);
+  expect(r.gqlMe.errors).toHaveLength(1);
+  expect(r.gqlMe.errors![0]).toMatchObject({ message: 'Service unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+}
+
+it('answers 503 while PostgreSQL is down and recovers without a restart when it returns', async () => {
+  // Warm the pool so that live connections exist when the server dies under them.
+  for (let i = 0; i < 3; i++) {
+    const r = await probe();
+    expect(r.ready.status).toBe(200);
+    expect(r.me.status).toBe(200);
+    expect(r.gqlMe.data).toEqual({ me: { id: expect.any(Number), name: 'Outage' } });
+  }
+  const address = port();
+
+  await pg.stop();
+
+  // First the pooled connections that PostgreSQL terminated, then new connections refused.
+  for (let i = 0; i < 3; i++) expectUnavailable(await probe());
+
+  // A burst larger than the pool: queued acquisitions must fail the same way, not as 500s.
+  const burst = await Promise.all(Array.from({ length: 25 }, () => api.rest('GET', '/auth/me', { token })));
+  for (const r of burst) expect({ status: r.status, body: r.body }).toEqual({ status: 503, body: { message: 'Service unavailable' } });
+
+  // Requests that do not need the database still work.
+  expect((await api.rest('GET', '/healthz')).status).toBe(200);
+  expect((await api.rest('GET', '/auth/me')).status).toBe(401);
+
+  pg = await startEmbeddedPostgres({ dataDir: dir, port: address });
+  expect(port()).toBe(address);
+
+  const back = await until(probe, (r) => r.ready.status === 200 && r.me.status === 200 && !r.gqlMe.errors, 20_000);
+  expect(back.ready.status).toBe(200);
+  expect(back.ready.body).toEqual({ status: 'ready' });
+  expect(back.me.status).toBe(200);
+  expect(back.me.body).toMatchObject({ name: 'Outage' });
+  expect(back.gqlMe.errors).toBeUndefined();
+  expect(back.gqlMe.data).toEqual({ me: { id: expect.any(Number), name: 'Outage' } });
+
+  // Every later request succeeds too: no dead connection is left in the pool.
+  for (let i = 0; i < 10; i++) {
+    const r = await probe();
+    expect([r.ready.status, r.me.status]).toEqual([200, 200]);
+    expect(r.gqlMe.errors).toBeUndefined();
+  }
+});
+
+it('a stop in the middle of traffic produces only 200s and 503s', async () => {
+  const statuses = new Set<number>();
+  const codes = new Set<string>();
+  let running = true;
+  const traffic = (async () => {
+    while (running) {
+      const r = await probe();
+      statuses.add(r.ready.status).add(r.me.status).add(r.gqlMe.status);
+      for (const e of r.gqlMe.errors ?? []) codes.add(String(e.extensions?.code));
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 300));
+  const address = port();
+  await pg.stop();
+  await new Promise((r) => setTimeout(r, 500));
+  pg = await startEmbeddedPostgres({ dataDir: dir, port: address });
+  await until(probe, (r) => r.me.status === 200 && r.ready.status === 200 && !r.gqlMe.errors, 20_000);
+  running = false;
+  await traffic;
+  expect([...statuses].sort()).toEqual([200, 503]);
+  expect([...codes]).toEqual(['SERVICE_UNAVAILABLE']);
+  const r = await probe();
+  expect([r.ready.status, r.me.status, r.gqlMe.status]).toEqual([200, 200, 200]);
+});
+
+it('a database that hangs instead of refusing: /readyz says 503 within seconds, and all is well once it resumes', async () => {
+  expect((await api.rest('GET', '/readyz')).status).toBe(200);
+  // SIGSTOP every PostgreSQL process of this cluster: sockets stay open, nothing answers.
+  const postmaster = Number(readFileSync(join(pg.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+  const pids = [postmaster, ...children];
+  pids.forEach((pid) => process.kill(pid, 'SIGSTOP'));
+  try {
+    // Without the readiness timeout this request would wait until PostgreSQL resumes (never, here).
+    const ready = await api.rest('GET', '/readyz');
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { message: 'Service unavailable' } });
+  } finally {
+    pids.forEach((pid) => process.kill(pid, 'SIGCONT'));
+  }
+  const back = await until(probe, (r) => r.ready.status === 200 && r.me.status === 200 && !r.gqlMe.errors, 20_000);
+  expect([back.ready.status, back.me.status]).toEqual([200, 200]);
+});
+
+describe('isConnectionError knows what the drivers throw when the database is unreachable', () => {
+  // Seen above against a real PostgreSQL: 57P01 (terminated), 57P03 (starting up), ECONNREFUSED.
+  // These come from a database that hangs or is saturated rather than stopped.
+  it.each([
+    ['knex pool acquire timeout', Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' })],
+    ['pg connect timeout', new Error('Connection terminated due to connection timeout')],
+    ['pg connection lost', new Error('Connection terminated unexpectedly')],
+    ['pg client broken', new Error('Client has encountered a connection error and is not queryable')],
+    ['too many connections', Object.assign(new Error('sorry, too many clients already'), { code: '53300' })],
+    ['wrapped in a cause', new Error('query failed', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) })],
+    ['several addresses refused', new AggregateError([Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })], '')],
+  ])('%s → 503', (_name, err) => {
+    expect(isConnectionError(err)).toBe(true);
+    expect(toAppError(err)).toMatchObject({ status: 503, message: 'Service unavailable' });
+  });
+
+  it.each([
+    ['unique violation', Object.assign(new Error('duplicate key value violates unique constraint "users_email_unique"'), { code: '23505' })],
+    ['syntax error', Object.assign(new Error('syntax error at or near "selec"'), { code: '42601' })],
+    ['plain bug', new TypeError('x is undefined')],
+  ])('%s is not a connection error', (_name, err) => {
+    expect(isConnectionError(err)).toBe(false);
+  });
+});

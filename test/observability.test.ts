@@ -1,0 +1,239 @@
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, type TestApp } from './support/harness';
+import { clients } from './support/client';
+import { buildUser } from './support/factories';
+import { createPinoLogger, wantsPrettyLogs } from '../src/core/logger';
+import { contextMiddleware } from '../src/http/context.middleware';
+import { requestId } from '../src/http/logging';
+import { contextOf } from '../src/http/routes';
+import { headerTenantResolver } from '../src/core/tenant';
+
+/** Log lines captured in memory: the real pino logger, writing to an array. */
+const lines: string[] = [];
+const log = createPinoLogger({ level: 'debug', stream: { write: (s: string) => void lines.push(s) } });
+const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** The request line is written when the response closes, which can be just after the client has it. */
+async function logLineFor(requestIdValue: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 200; i++) {
+    const found = parsed().find((l) => l.requestId === requestIdValue && l.msg === 'request');
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no log line for request ${requestIdValue}`);
+}
+
+const ASSET_URL = /(?:src|href)="([^"]+)"/g;
+const localAssets = (html: string) => [...html.matchAll(ASSET_URL)].map((m) => m[1]);
+
+let app: TestApp;
+let api: ReturnType<typeof clients>;
+
+beforeAll(async () => {
+  app = await startTestApp({}, { log });
+  api = clients(app.url);
+});
+afterAll(() => app.close());
+
+describe('request ids', () => {
+  it('generates one when none is sent, and echoes a sane incoming one', async () => {
+    const generated = await api.rest('GET', '/healthz');
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const other = await api.rest('GET', '/healthz');
+    expect(other.headers.get('x-request-id')).not.toBe(generated.headers.get('x-request-id'));
+
+    const echoed = await api.rest('GET', '/healthz', { headers: { 'x-request-id': 'gateway-trace.42:abc' } });
+    expect(echoed.headers.get('x-request-id')).toBe('gateway-trace.42:abc');
+  });
+
+  it('replaces an incoming id that is not sane (too long, odd characters)', async () => {
+    for (const bad of ['x'.repeat(200), 'has space', '<script>', '"quoted"']) {
+      const res = await api.rest('GET', '/healthz', { headers: { 'x-request-id': bad } });
+      expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
+  it('404s and 405s carry one too', async () => {
+    expect((await api.rest('GET', '/nowhere')).headers.get('x-request-id')).toBeTruthy();
+    expect((await api.rest('PUT', '/healthz')).headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('RequestContext.requestId is the same id', async () => {
+    const probe = express();
+    probe.use(requestId());
+    probe.use(contextMiddleware(app.orm, app.built.services.tokens, headerTenantResolver));
+    probe.get('/probe', (_req, res) => {
+      res.json({ requestId: contextOf(res).requestId });
+    });
+    const server = probe.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/probe`;
+      const res = await fetch(url, { headers: { 'x-request-id': 'abc-123' } });
+      expect(await res.json()).toEqual({ requestId: 'abc-123' });
+      const res2 = await fetch(url);
+      expect(await res2.json()).toEqual({ requestId: res2.headers.get('x-request-id') });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('structured logs', () => {
+  it('one JSON line per request with method, route pattern, status, duration and request id', async () => {
+    await api.rest('GET', '/healthz', { headers: { 'x-request-id': 'log-line-1' } });
+    const line = await logLineFor('log-line-1');
+    expect(line).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/healthz', path: '/healthz', status: 200, durationMs: expect.any(Number) });
+    expect(line.time).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
+  });
+
+  it('never shows the bearer token', async () => {
+    const { token } = await buildUser(app);
+    const res = await api.rest('GET', '/auth/me', { token, headers: { 'x-request-id': 'log-me' } });
+    expect(res.status).toBe(200);
+    const line = await logLineFor('log-me');
+    expect(line).toMatchObject({ route: '/auth/me', status: 200 });
+    expect(lines.join('')).not.toContain(token);
+    expect(lines.join('')).not.toContain(token.split('.')[2]);
+  });
+
+  it('logs the verify-email path with the token cut out, whatever the answer', async () => {
+    const secret = 'eyJhbGciOiJIUzI1NiJ9.SECRETPAYLOAD.SECRETSIGNATURE';
+    const res = await api.rest('POST', `/auth/verify-email/${secret}`, { headers: { 'x-request-id': 'log-verify' } });
+    expect(res.status).not.toBe(500);
+    const line = await logLineFor('log-verify');
+    expect(line.path).toBe('/auth/verify-email/[REDACTED]');
+    expect(lines.join('')).not.toContain('SECRET');
+  });
+
+  it('redacts passwords, tokens and authorization headers handed to the logger', () => {
+    const before = lines.length;
+    log.info({ password: 'hunter2-password', token: 'tok-123456', headers: { authorization: 'Bearer abc.def.ghi' }, input: { password: 'nested-pw', token: 'nested-tok' } }, 'careless');
+    const out = lines.slice(before).join('');
+    for (const secret of ['hunter2-password', 'tok-123456', 'abc.def.ghi', 'nested-pw', 'nested-tok']) expect(out).not.toContain(secret);
+    expect(out).toContain('[REDACTED]');
+  });
+
+  it('pretty lines only in development on a terminal', () => {
+    expect(wantsPrettyLogs('development', true)).toBe(true);
+    expect(wantsPrettyLogs('development', false)).toBe(false);
+    expect(wantsPrettyLogs('production', true)).toBe(false);
+    expect(wantsPrettyLogs('test', true)).toBe(false);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('exposes HTTP metrics by route pattern, GraphQL operations by name and outcome, the pool and the process', async () => {
+    await api.rest('GET', '/healthz');
+    await api.rest('GET', '/healthz');
+    await api.rest('GET', '/no/such/thing-123');
+    await api.rest('POST', '/auth/verify-email/TOKENINPATH');
+    const ok = await api.gql('query WhoAmI { me { id } }');
+    expect(ok.errors).toBeUndefined();
+    const failed = await api.gql('query WhoAmIBroken { me { id } }', undefined, { token: 'not-a-jwt' });
+    expect(failed.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+
+    const res = await fetch(`${app.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await res.text();
+    const value = (series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+      return line ? Number(line.slice(series.length + 1)) : undefined;
+    };
+    expect(value('http_requests_total{method="GET",route="/healthz",status_code="200"}')).toBeGreaterThanOrEqual(2);
+    expect(value('http_requests_total{method="GET",route="unmatched",status_code="404"}')).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/healthz",status_code="200"\}/);
+    // Route patterns, never raw paths: no ids or tokens in label values.
+    expect(text).not.toContain('thing-123');
+    expect(text).not.toContain('TOKENINPATH');
+
+    expect(value('graphql_operations_total{operation_name="WhoAmI",operation_type="query",outcome="success"}')).toBe(1);
+    expect(value('graphql_operations_total{operation_name="WhoAmIBroken",operation_type="query",outcome="error"}')).toBe(1);
+    expect(text).toContain('graphql_operation_duration_seconds_count{operation_name="WhoAmI",operation_type="query",outcome="success"} 1');
+
+    for (const state of ['used', 'free', 'pending_acquire', 'pending_create']) expect(value(`db_pool_connections{state="${state}"}`)).toEqual(expect.any(Number));
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toContain('nodejs_eventloop_lag_seconds');
+  });
+});
+
+describe('documentation and the IDE (development)', () => {
+  it('GET /docs is Swagger UI from local assets only', async () => {
+    const res = await api.rest('GET', '/docs', { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).not.toMatch(/https?:\/\//);
+    const assets = localAssets(res.text);
+    expect(assets).toEqual(expect.arrayContaining(['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/init.js']));
+    for (const a of assets) {
+      expect(a.startsWith('/')).toBe(true);
+      const asset = await fetch(app.url + a);
+      expect({ a, status: asset.status }).toEqual({ a, status: 200 });
+    }
+    const init = await (await fetch(`${app.url}/docs/assets/init.js`)).text();
+    expect(init).toContain("url: '/openapi.json'");
+    expect(init).toContain('validatorUrl: null');
+    expect((await api.rest('GET', '/docs/assets/../../package.json')).status).toBe(404);
+    expect((await api.rest('GET', '/docs/assets/index.html')).status).toBe(404);
+  });
+
+  it('GET /graphql from a browser is GraphiQL, from local assets only', async () => {
+    const res = await api.rest('GET', '/graphql', { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).not.toMatch(/https?:\/\//);
+    const assets = localAssets(res.text);
+    expect(assets).toEqual(
+      expect.arrayContaining([
+        '/graphql/assets/react.production.min.js',
+        '/graphql/assets/react-dom.production.min.js',
+        '/graphql/assets/graphiql.min.js',
+        '/graphql/assets/graphiql.min.css',
+        '/graphql/assets/init.js',
+      ]),
+    );
+    for (const a of assets) {
+      const asset = await fetch(app.url + a);
+      expect({ a, status: asset.status }).toEqual({ a, status: 200 });
+    }
+    expect((await api.rest('GET', '/graphql/assets/nope.js')).status).toBe(404);
+  });
+
+  it('a GET with a query, or without text/html, is still a GraphQL request', async () => {
+    const withQuery = await api.rest('GET', '/graphql?query=%7B__typename%7D', { headers: { accept: 'text/html, application/json' } });
+    expect(withQuery.body).toEqual({ data: { __typename: 'Query' } });
+    const api2 = await api.rest('GET', '/graphql?query=%7B__typename%7D', { headers: { accept: 'application/json' } });
+    expect(api2.body).toEqual({ data: { __typename: 'Query' } });
+  });
+});
+
+describe('production', () => {
+  let prod: TestApp;
+  beforeAll(async () => {
+    prod = await startTestApp({
+      NODE_ENV: 'production',
+      JWT_SECRET: 'production-secret-that-is-at-least-32-characters',
+      SMTP_URL: 'smtp://127.0.0.1:1',
+      APP_URL: 'https://app.example',
+    });
+  });
+  afterAll(() => prod.close());
+
+  it('has no IDE (and Apollo shows no landing page) on GET /graphql', async () => {
+    const res = await fetch(`${prod.url}/graphql`, { headers: { accept: 'text/html' } });
+    const text = await res.text();
+    expect(res.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
+    expect(text).not.toMatch(/graphiql|<html|apollo/i);
+    expect((await fetch(`${prod.url}/graphql/assets/graphiql.min.js`)).status).toBe(404);
+  });
+
+  it('still serves GraphQL over GET, /docs and its own /metrics registry', async () => {
+    const res = await fetch(`${prod.url}/graphql?query=%7B__typename%7D`);
+    expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
+    expect((await fetch(`${prod.url}/docs`)).status).toBe(200);
+    const metrics = await (await fetch(`${prod.url}/metrics`)).text();
+    expect(metrics).toContain('graphql_operations_total{operation_name="anonymous",operation_type="query",outcome="success"} 1');
+  });
+});
