@@ -476,3 +476,24 @@ describe('CONTRACT 6: token kinds and lifetimes', () => {
     expect(g.errors?.[0]).toMatchObject({ message: 'Invalid or expired token', extensions: { code: 'BAD_USER_INPUT' } });
   });
 });
+
+describe('CONTRACT 7: a NUL character is an input problem (422 on its field), never a 500', () => {
+  it('login email, on both surfaces; text fields of every write', async () => {
+    const r = await api.rest('POST', '/auth/login', { body: { email: 'a\u0000b@example.test', password: 'password123' } });
+    expect([r.status, r.body]).toEqual([422, { message: 'Validation failed', errors: [{ field: 'email', message: 'email must not contain NUL characters' }] }]);
+    const g = await api.gql('mutation($e: String!) { login(email: $e, password: "password123") { token } }', { e: 'a\u0000b' });
+    expect(g.errors?.[0]).toMatchObject({ message: 'Validation failed', extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'email', message: 'email must not contain NUL characters' }] } });
+    const p = await buildPost(app, { id: writer.id });
+    const writes: [string, string, object, Record<string, string>][] = [
+      ['/auth/register', 'name', { name: 'a\u0000b', email: uniqueEmail('nul'), password: 'password123' }, {}],
+      ['/posts', 'title', { title: 'a\u0000b', body: 'b' }, { authorization: `Bearer ${writer.token}` }],
+      ['/posts', 'body', { title: 't', body: 'a\u0000b' }, { authorization: `Bearer ${writer.token}` }],
+      [`/posts/${p.id}/comments`, 'body', { body: 'a\u0000b' }, { authorization: `Bearer ${writer.token}` }],
+      ['/tenant/posts', 'title', { title: 'a\u0000b', body: 'b' }, asTenant(freshTenant())],
+    ];
+    for (const [path, field, body, headers] of writes) {
+      const w = await api.rest('POST', path, { body, headers });
+      expect([path, w.status, w.body]).toEqual([path, 422, { message: 'Validation failed', errors: [{ field, message: `${field} must not contain NUL characters` }] }]);
+    }
+  });
+});

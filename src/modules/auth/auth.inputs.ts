@@ -30,7 +30,13 @@ export const registerInput = bodyObject({
 
 /** Login checks only presence and type: a wrong password of any length is just wrong (401). */
 export const loginInput = bodyObject({
-  email: str('email').trim().toLowerCase().min(1, 'email is required').max(255, 'email must be at most 255 characters'),
+  email: str('email')
+    .trim()
+    .toLowerCase()
+    .min(1, 'email is required')
+    .max(255, 'email must be at most 255 characters')
+    // No stored email holds U+0000, and PostgreSQL cannot take it in a query: refuse it as input.
+    .regex(/^[^\u0000]*$/, 'email must not contain NUL characters'),
   password: str('password').min(1, 'password is required'),
 });
 
