@@ -21,9 +21,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function start(port: number): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+function start(port: number, extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '' },
+    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -147,4 +147,22 @@ it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503
   expect(await server.exited).toBe(0);
   expect(server.output()).toContain('"msg":"stopped"');
   expect(postgresRunning()).toBe(false);
+}, 90_000);
+
+it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exits 0', async () => {
+  const port = 40000 + Math.floor(Math.random() * 20000);
+  const server = start(port, { SHUTDOWN_TIMEOUT_MS: '300' });
+  await server.ready;
+  // A body that never finishes: without the cut the drain would wait for it for ever.
+  const stuck = rawExchange(port);
+  stuck.send('POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":');
+  const outcome = stuck.response.then(
+    (r) => `answered ${r.status}`,
+    (e: Error) => `cut: ${e.message.slice(0, 40)}`,
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  server.child.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
+  expect(await outcome).toMatch(/^cut: /);
+  expect(server.output()).toContain('"msg":"stopped"');
 }, 90_000);
