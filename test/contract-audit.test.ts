@@ -497,3 +497,16 @@ describe('CONTRACT 7: a NUL character is an input problem (422 on its field), ne
     }
   });
 });
+
+describe('CONTRACT 5: role-only lists answer 403 before reading their arguments', () => {
+  it('REST and GraphQL, trash and admin users', async () => {
+    for (const [path, token] of [['/trash?page=0', writer.token], ['/trash?paginate=cursor&cursor=garbage', writer.token], ['/admin/users?direction=up', mod.token], ['/admin/users?cursor=garbage', mod.token]]) {
+      const r = await api.rest('GET', path, { token });
+      expect([path, r.status, r.body]).toEqual([path, 403, { message: 'Forbidden' }]);
+    }
+    for (const [q, token] of [['{ trash(page: 0) { total } }', writer.token], ['{ trashCursor(cursor: "garbage") { perPage } }', writer.token], ['{ adminUsers(page: -1) { total } }', mod.token], ['{ adminUsersSimple(page: 0) { hasMore } }', writer.token]]) {
+      const g = await api.gql(q, undefined, { token });
+      expect([q, g.errors?.[0]?.message, g.errors?.[0]?.extensions?.code]).toEqual([q, 'Forbidden', 'FORBIDDEN']);
+    }
+  });
+});
