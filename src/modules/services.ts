@@ -3,6 +3,9 @@ import type { Config } from '../config/config';
 import type { Logger } from '../core/logger';
 import type { BackgroundJob } from '../core/jobs';
 import { TokenService } from './auth/auth.tokens';
+import { CommentService } from './comment/comment.service';
+import { PostService } from './post/post.service';
+import { TrashService, trashRetentionJob } from './trash/trash.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
 export interface AppDeps {
@@ -15,12 +18,18 @@ export interface AppDeps {
 export interface Services {
   deps: AppDeps;
   tokens: TokenService;
+  posts: PostService;
+  comments: CommentService;
+  trash: TrashService;
+  /** The trash retention job (also in `jobs`); tests call its runNow(). */
+  trashRetention: ReturnType<typeof trashRetentionJob>;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
 }
 
 export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
-  const jobs: BackgroundJob[] = [];
-  return { deps, tokens, jobs };
+  const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log);
+  const jobs: BackgroundJob[] = [trashRetention];
+  return { deps, tokens, posts: new PostService(), comments: new CommentService(), trash: new TrashService(), trashRetention, jobs };
 }

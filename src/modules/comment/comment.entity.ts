@@ -7,10 +7,12 @@ import { User } from '../user/user.entity';
 // Comments are read per post, oldest first.
 @Index({ name: 'comments_post_id_created_at_id_index', properties: ['post', 'createdAt', 'id'] })
 export class Comment extends BaseEntity {
-  @ManyToOne(() => Post, { deleteRule: 'cascade', fieldName: 'post_id', index: false })
+  /** Comments are read by post id; a trashed post's comments stay readable in the trash. */
+  @ManyToOne(() => Post, { deleteRule: 'cascade', fieldName: 'post_id', index: false, filters: { softDelete: false } })
   post!: Rel<Post>;
 
-  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'comments_user_id_index' })
+  /** As Post.user: a soft-deleted author keeps the comment visible, with `user: null`. */
+  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'comments_user_id_index', filters: { softDelete: false } })
   user!: Rel<User>;
 
   @Property({ type: 'text' })

@@ -8,7 +8,12 @@ import { User } from '../user/user.entity';
 @Index({ name: 'posts_created_at_id_index', properties: ['createdAt', 'id'] })
 @Index({ name: 'posts_deleted_at_id_index', properties: ['deletedAt', 'id'] })
 export class Post extends BaseEntity {
-  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index' })
+  /**
+   * `filters` stops MikroORM from auto-joining users to apply their softDelete filter to every
+   * post query (autoJoinRefsForFilters): a soft-deleted author hides nothing, the post shows
+   * `user: null` instead (CONTRACT 4), and post lists stay single-table scans.
+   */
+  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index', filters: { softDelete: false } })
   user!: Rel<User>;
 
   @Property({ type: 'string', length: 255 })

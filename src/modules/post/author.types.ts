@@ -1,0 +1,18 @@
+import { Field, Int, ObjectType } from 'type-graphql';
+import type { User } from '../user/user.entity';
+
+/** The `user` embedded in posts and comments (CONTRACT 4): public, so id and name only. */
+export interface AuthorView {
+  id: number;
+  name: string;
+}
+
+export function presentAuthor(u: User): AuthorView {
+  return { id: u.id, name: u.name };
+}
+
+@ObjectType('Author')
+export class AuthorType implements AuthorView {
+  @Field(() => Int) id!: number;
+  @Field(() => String) name!: string;
+}

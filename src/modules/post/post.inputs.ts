@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { bodyObject, parsePositiveInt, text } from '../../core/validation';
+
+export const createPostInput = bodyObject({
+  title: text('title', 1, 255),
+  body: text('body', 1, 100_000),
+});
+export type CreatePostInput = z.output<typeof createPostInput>;
+
+const TRUTHY = ['true', '1', 'yes', 'on'];
+const FALSY = ['false', '0', 'no', 'off'];
+
+/**
+ * The list filters of GET /posts and the GraphQL post lists. REST gives strings, GraphQL gives a
+ * Boolean and an Int; both go through this one schema. `published` true filters by the published
+ * scope, false does not filter (CONTRACT 7).
+ */
+export const postFiltersInput = z.object({
+  published: z
+    .union([z.boolean(), z.string()], { invalid_type_error: 'published must be true or false' })
+    .nullish()
+    .transform((v, ctx) => {
+      if (v === undefined || v === null || typeof v === 'boolean') return v === true;
+      const s = v.toLowerCase();
+      if (TRUTHY.includes(s)) return true;
+      if (FALSY.includes(s)) return false;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'published must be one of true, 1, yes, on, false, 0, no, off' });
+      return z.NEVER;
+    }),
+  author: z
+    .unknown()
+    .transform((v, ctx) => {
+      if (v === undefined || v === null) return null;
+      const id = parsePositiveInt(v);
+      if (id === null) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'author must be a positive integer' });
+        return z.NEVER;
+      }
+      return id;
+    }),
+});
+export type PostFilters = z.output<typeof postFiltersInput>;

@@ -1,0 +1,69 @@
+import { listRequestFromQuery, mapList } from '../../core/pagination';
+import { contextOf, type RouteDef } from '../../http/routes';
+import { snake, snakeList } from '../../http/present';
+import type { Services } from '../services';
+import { presentComment } from '../comment/comment.types';
+import { fullComment, fullPost, fullPosts } from './post.loaders';
+import { presentPost } from './post.types';
+
+export function postRoutes({ posts, comments }: Services): RouteDef[] {
+  return [
+    {
+      method: 'get',
+      path: '/posts',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        const list = mapList(await posts.list(ctx, req.query, listRequestFromQuery(req.query), req.path), presentPost);
+        res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
+      },
+    },
+    {
+      method: 'post',
+      path: '/posts',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        res.status(201).json(snake(await fullPost(ctx, presentPost(await posts.create(ctx, req.body)))));
+      },
+    },
+    {
+      method: 'get',
+      path: '/posts/:id',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        res.json(snake(await fullPost(ctx, presentPost(await posts.get(ctx, req.params.id)))));
+      },
+    },
+    {
+      method: 'patch',
+      path: '/posts/:id/publish',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        res.json(snake(await fullPost(ctx, presentPost(await posts.publish(ctx, req.params.id)))));
+      },
+    },
+    {
+      method: 'delete',
+      path: '/posts/:id',
+      handler: async (req, res) => {
+        res.json(await posts.remove(contextOf(res), req.params.id));
+      },
+    },
+    {
+      method: 'patch',
+      path: '/posts/:id/restore',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        res.json(snake(await fullPost(ctx, presentPost(await posts.restore(ctx, req.params.id)))));
+      },
+    },
+    {
+      method: 'post',
+      path: '/posts/:id/comments',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        const comment = await comments.add(ctx, req.params.id, req.body);
+        res.status(201).json(snake(await fullComment(ctx, presentComment(comment))));
+      },
+    },
+  ];
+}

@@ -1,0 +1,102 @@
+import type { FilterQuery } from '@mikro-orm/postgresql';
+import { requireActor, type RequestContext } from '../../core/context';
+import { AppError, isUniqueViolation } from '../../core/errors';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { parseId, parseInput } from '../../core/validation';
+import { User } from '../user/user.entity';
+import { Post } from './post.entity';
+import { createPostInput, postFiltersInput } from './post.inputs';
+import { nextFreeSlug, slugify } from './post.slug';
+
+export const POSTS_PER_PAGE = 10;
+export const POST_NOT_FOUND = 'Post not found';
+const SLUG_ATTEMPTS = 50;
+
+/**
+ * The blog's rules (SPEC 4.2, CONTRACT 5 and 8). Ids and bodies arrive raw and are checked here
+ * in the contract's order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
+ */
+export class PostService {
+  async list(ctx: RequestContext, filters: unknown, req: ListRequest, path: string): Promise<ListResult<Post>> {
+    const f = parseInput(postFiltersInput, filters ?? {});
+    const where: FilterQuery<Post> = {};
+    if (f.published) Object.assign(where, { published: true, publishedAt: { $ne: null } });
+    if (f.author !== null) Object.assign(where, { user: f.author });
+    return paginate(ctx.em, Post, where, req, {
+      perPage: POSTS_PER_PAGE,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      path,
+    });
+  }
+
+  async get(ctx: RequestContext, rawId: unknown): Promise<Post> {
+    const id = parseId(rawId, POST_NOT_FOUND);
+    const post = await ctx.em.findOne(Post, { id });
+    if (!post) throw AppError.notFound(POST_NOT_FOUND);
+    return post;
+  }
+
+  /**
+   * Slugs are unique across active and trashed posts. Concurrent creates with one title race
+   * for the same next slug: the loser gets `posts_slug_unique` and tries again with a fresh look.
+   */
+  async create(ctx: RequestContext, rawInput: unknown): Promise<Post> {
+    const actor = await requireActor(ctx);
+    const input = parseInput(createPostInput, rawInput);
+    const base = slugify(input.title);
+    for (let attempt = 1; ; attempt++) {
+      const taken = await ctx.em
+        .getConnection()
+        .execute<{ slug: string }[]>(`select slug from posts where slug = ? or slug ~ ?`, [base, `^${base}-[0-9]+$`]);
+      const slug = nextFreeSlug(base, taken.map((r) => r.slug));
+      // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
+      const em = ctx.em.fork();
+      const post = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+      try {
+        await em.flush();
+        return post;
+      } catch (err) {
+        if (!isUniqueViolation(err, 'posts_slug_unique') || attempt >= SLUG_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** Publishing a published post returns it unchanged (CONTRACT 8). */
+  async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
+    const post = await this.ownedPost(ctx, rawId, false);
+    if (!post.published || !post.publishedAt) {
+      post.published = true;
+      post.publishedAt = new Date();
+      await ctx.em.flush();
+    }
+    return post;
+  }
+
+  /** Soft delete; a trashed post is not found. */
+  async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
+    const post = await this.ownedPost(ctx, rawId, false);
+    post.deletedAt = new Date();
+    await ctx.em.flush();
+    return { message: 'Post deleted' };
+  }
+
+  /** Looked up including trashed; restoring an active post returns it unchanged. */
+  async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
+    const post = await this.ownedPost(ctx, rawId, true);
+    if (post.deletedAt) {
+      post.deletedAt = null;
+      await ctx.em.flush();
+    }
+    return post;
+  }
+
+  /** 401, then 404, then 403 unless the caller wrote the post or moderates. */
+  private async ownedPost(ctx: RequestContext, rawId: unknown, withTrashed: boolean): Promise<Post> {
+    const actor = await requireActor(ctx);
+    const id = parseId(rawId, POST_NOT_FOUND);
+    const post = await ctx.em.findOne(Post, { id }, withTrashed ? { filters: { softDelete: false } } : {});
+    if (!post) throw AppError.notFound(POST_NOT_FOUND);
+    if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
+    return post;
+  }
+}

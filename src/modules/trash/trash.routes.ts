@@ -1,0 +1,42 @@
+import { listRequestFromQuery, mapList } from '../../core/pagination';
+import { contextOf, type RouteDef } from '../../http/routes';
+import { snake, snakeList } from '../../http/present';
+import type { Services } from '../services';
+import { fullPost, fullPosts } from '../post/post.loaders';
+import { presentPost } from '../post/post.types';
+
+export function trashRoutes({ trash }: Services): RouteDef[] {
+  return [
+    {
+      method: 'get',
+      path: '/trash',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        const list = mapList(await trash.list(ctx, () => listRequestFromQuery(req.query), req.path), presentPost);
+        res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
+      },
+    },
+    {
+      method: 'delete',
+      path: '/trash',
+      handler: async (_req, res) => {
+        res.json(await trash.purge(contextOf(res)));
+      },
+    },
+    {
+      method: 'patch',
+      path: '/trash/:id/restore',
+      handler: async (req, res) => {
+        const ctx = contextOf(res);
+        res.json(snake(await fullPost(ctx, presentPost(await trash.restore(ctx, req.params.id)))));
+      },
+    },
+    {
+      method: 'delete',
+      path: '/trash/:id',
+      handler: async (req, res) => {
+        res.json(await trash.destroy(contextOf(res), req.params.id));
+      },
+    },
+  ];
+}
