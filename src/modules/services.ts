@@ -2,10 +2,14 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/config';
 import type { Logger } from '../core/logger';
 import type { BackgroundJob } from '../core/jobs';
+import { RateLimiter } from '../core/rate-limit';
+import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
 import { CommentService } from './comment/comment.service';
 import { PostService } from './post/post.service';
 import { TrashService, trashRetentionJob } from './trash/trash.service';
+import { MailService } from './mail/mail.service';
+import { UserService } from './user/user.service';
 
 /** What the app is built from; main.ts and the tests provide it. */
 export interface AppDeps {
@@ -23,6 +27,10 @@ export interface Services {
   trash: TrashService;
   /** The trash retention job (also in `jobs`); tests call its runNow(). */
   trashRetention: ReturnType<typeof trashRetentionJob>;
+  limits: RateLimiter;
+  mail: MailService;
+  auth: AuthService;
+  users: UserService;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
 }
@@ -31,5 +39,10 @@ export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log);
   const jobs: BackgroundJob[] = [trashRetention];
-  return { deps, tokens, posts: new PostService(), comments: new CommentService(), trash: new TrashService(), trashRetention, jobs };
+  const limits = new RateLimiter();
+  const mail = new MailService(deps.orm, deps.config, deps.log);
+  const auth = new AuthService(deps, tokens, limits, mail);
+  const users = new UserService();
+  jobs.push(mail.job, limits.cleanupJob(deps.orm, deps.log));
+  return { deps, tokens, posts: new PostService(), comments: new CommentService(), trash: new TrashService(), trashRetention, limits, mail, auth, users, jobs };
 }

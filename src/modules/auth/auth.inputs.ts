@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { bodyObject, text } from '../../core/validation';
+
+/**
+ * Account inputs (CONTRACT 7), shared by REST bodies and GraphQL arguments. Unknown fields are
+ * dropped (zod's default), so `role` can never arrive through a body.
+ */
+const str = (label: string) => z.string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` });
+
+/** Trimmed and lower-cased: stored that way, so uniqueness and login are case-insensitive. */
+export const emailField = str('email')
+  .trim()
+  .toLowerCase()
+  .max(255, 'email must be at most 255 characters')
+  .email('email must be a valid email address');
+
+/** 8–72 bytes of UTF-8: bcrypt reads 72 bytes, so longer passwords are refused, never truncated. */
+export const MAX_PASSWORD_BYTES = 72;
+export const passwordField = str('password').superRefine((value, ctx) => {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes < 8) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'password must be at least 8 bytes' });
+  else if (bytes > MAX_PASSWORD_BYTES) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'password must be at most 72 bytes (UTF-8)' });
+});
+
+export const registerInput = bodyObject({
+  name: text('name', 1, 255),
+  email: emailField,
+  password: passwordField,
+});
+
+/** Login checks only presence and type: a wrong password of any length is just wrong (401). */
+export const loginInput = bodyObject({
+  email: str('email').trim().toLowerCase().min(1, 'email is required').max(255, 'email must be at most 255 characters'),
+  password: str('password').min(1, 'password is required'),
+});
+
+export const forgotPasswordInput = bodyObject({ email: emailField });
+
+export const resetPasswordInput = bodyObject({
+  token: str('token').min(1, 'token is required'),
+  password: passwordField,
+});
+
+export type RegisterInput = z.output<typeof registerInput>;
+export type LoginInput = z.output<typeof loginInput>;

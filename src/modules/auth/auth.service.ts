@@ -1,0 +1,204 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RequestContext } from '../../core/context';
+import { requireActor } from '../../core/context';
+import { AppError, isUniqueViolation } from '../../core/errors';
+import type { RateLimiter } from '../../core/rate-limit';
+import { parseInput } from '../../core/validation';
+import type { MailService } from '../mail/mail.service';
+import type { AppDeps } from '../services';
+import { dummyPasswordHash, verifyPassword } from '../user/password';
+import { User } from '../user/user.entity';
+import { forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput } from './auth.inputs';
+import { resetPasswordMail, verifyEmailMail } from './auth.mails';
+import { PasswordResetToken } from './password-reset-token.entity';
+import type { TokenService } from './auth.tokens';
+
+export const MESSAGES = {
+  forgot: 'If that email exists, a link was sent.',
+  reset: 'Password reset successfully',
+  verified: 'Email verified',
+  resent: 'Verification email sent',
+} as const;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+/** CONTRACT 6: 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour. */
+export const LOGIN_FAILURES_ALLOWED = 10;
+const LOGIN_WINDOW_MS = 15 * MINUTE;
+export const MAILS_PER_HOUR = 5;
+
+const invalidToken = () => AppError.badRequest('Invalid or expired token');
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+export interface AuthResult {
+  user: User;
+  token: string;
+}
+
+/**
+ * Registration, login, password reset and email verification (SPEC 4.1, CONTRACT 5-7).
+ * Every operation first spends the caller's per-IP budget, then parses its raw input, so
+ * malformed requests count against the budget too and both surfaces behave alike.
+ */
+export class AuthService {
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly tokens: TokenService,
+    private readonly limits: RateLimiter,
+    private readonly mail: MailService,
+  ) {}
+
+  /** The per-IP budget shared by every auth operation on both surfaces (0 = off). */
+  private async spendBudget(ctx: RequestContext): Promise<void> {
+    const limit = this.deps.config.authRateLimitPerMinute;
+    if (limit <= 0) return;
+    const { count, retryAfter } = await this.limits.hit(ctx.em, `auth-ip:${ctx.ip}`, MINUTE);
+    if (count > limit) throw AppError.tooManyRequests(retryAfter);
+  }
+
+  async me(ctx: RequestContext): Promise<User | null> {
+    await this.spendBudget(ctx);
+    return ctx.actor();
+  }
+
+  async register(ctx: RequestContext, raw: unknown): Promise<AuthResult> {
+    await this.spendBudget(ctx);
+    const input = parseInput(registerInput, raw);
+    const em = ctx.em;
+    // Soft-deleted accounts keep their email: look them up too.
+    const taken = await em.count(User, { email: input.email }, { filters: { softDelete: false } });
+    if (taken) throw emailTaken();
+    const user = em.create(User, { name: input.name, email: input.email, password: '' } as User);
+    await user.setPassword(input.password);
+    try {
+      await inTransaction(em, async () => {
+        await em.flush();
+        this.enqueueVerification(em, user);
+      });
+    } catch (err) {
+      // A concurrent registration with the same email won the race.
+      if (isUniqueViolation(err, 'users_email_unique')) {
+        em.clear();
+        throw emailTaken();
+      }
+      throw err;
+    }
+    this.mail.kick();
+    return { user, token: this.tokens.signAccess(user) };
+  }
+
+  async login(ctx: RequestContext, raw: unknown): Promise<AuthResult> {
+    await this.spendBudget(ctx);
+    const input = parseInput(loginInput, raw);
+    const key = `login:${input.email}:${ctx.ip}`;
+    const failures = await this.limits.peek(ctx.em, key, LOGIN_WINDOW_MS);
+    if (failures.count >= LOGIN_FAILURES_ALLOWED) throw AppError.tooManyRequests(failures.retryAfter);
+
+    const user = await ctx.em.findOne(User, { email: input.email });
+    // Unknown emails spend a compare too, so timing does not tell which emails exist. bcrypt reads
+    // only 72 bytes, so a longer password cannot be one that was accepted at registration.
+    const ok =
+      (await verifyPassword(input.password, user?.password ?? (await dummyPasswordHash()))) &&
+      user !== null &&
+      Buffer.byteLength(input.password, 'utf8') <= MAX_PASSWORD_BYTES;
+    if (!ok || !user) {
+      await this.limits.hit(ctx.em, key, LOGIN_WINDOW_MS);
+      throw AppError.unauthenticated('Invalid credentials');
+    }
+    if (failures.count > 0) await this.limits.reset(ctx.em, key);
+    return { user, token: this.tokens.signAccess(user) };
+  }
+
+  async forgotPassword(ctx: RequestContext, raw: unknown): Promise<string> {
+    await this.spendBudget(ctx);
+    const { email } = parseInput(forgotPasswordInput, raw);
+    const em = ctx.em;
+    // Counted for every address, known or not, so the answer and its timing reveal nothing.
+    const sent = await this.limits.hit(em, `reset-mail:${email}`, HOUR);
+    if (sent.count > MAILS_PER_HOUR) return MESSAGES.forgot;
+    const user = await em.findOne(User, { email });
+    if (!user) return MESSAGES.forgot;
+
+    const secret = randomBytes(32).toString('hex');
+    await inTransaction(em, async () => {
+      // One row per email (the primary key): the upsert replaces, i.e. deletes, any older secret.
+      await em.execute(
+        `insert into password_reset_tokens (email, token, created_at) values (?, ?, now())
+         on conflict (email) do update set token = excluded.token, created_at = excluded.created_at`,
+        [email, sha256(secret)],
+      );
+      this.mail.enqueue(em, resetPasswordMail(email, this.deps.config.appUrl, secret, this.deps.config.resetTokenTtlMinutes));
+      await em.flush();
+    });
+    this.mail.kick();
+    return MESSAGES.forgot;
+  }
+
+  async resetPassword(ctx: RequestContext, raw: unknown): Promise<string> {
+    await this.spendBudget(ctx);
+    const input = parseInput(resetPasswordInput, raw);
+    const em = ctx.em;
+    const hash = sha256(input.token);
+    const record = await em.findOne(PasswordResetToken, { token: hash });
+    const ttlMs = this.deps.config.resetTokenTtlMinutes * MINUTE;
+    if (!record || record.createdAt.getTime() + ttlMs <= Date.now()) throw invalidToken();
+    const user = await em.findOne(User, { email: record.email });
+    if (!user) throw AppError.badRequest('User not found');
+
+    await user.setPassword(input.password);
+    await inTransaction(em, async () => {
+      // Claiming the row is what makes the secret single-use when two resets race.
+      const claimed = await em.execute('delete from password_reset_tokens where email = ? and token = ? returning email', [record.email, hash]);
+      if (!claimed.length) throw invalidToken();
+      await em.flush();
+    });
+    return MESSAGES.reset;
+  }
+
+  async verifyEmail(ctx: RequestContext, token: string): Promise<string> {
+    await this.spendBudget(ctx);
+    const id = this.tokens.verifyEmailToken(token);
+    if (id === null) throw invalidToken();
+    const user = await ctx.em.findOne(User, { id });
+    if (!user) throw AppError.notFound('User not found');
+    if (!user.emailVerifiedAt) {
+      // Conditional update: when two verifications race, the first timestamp stays.
+      const now = new Date();
+      await ctx.em.nativeUpdate(User, { id, emailVerifiedAt: null }, { emailVerifiedAt: now, updatedAt: now });
+    }
+    return MESSAGES.verified;
+  }
+
+  async resendVerification(ctx: RequestContext): Promise<string> {
+    await this.spendBudget(ctx);
+    const user = await requireActor(ctx);
+    if (user.emailVerifiedAt) return MESSAGES.resent;
+    const sent = await this.limits.hit(ctx.em, `verify-mail:${user.id}`, HOUR);
+    if (sent.count > MAILS_PER_HOUR) throw AppError.tooManyRequests(sent.retryAfter);
+    this.enqueueVerification(ctx.em, user);
+    await ctx.em.flush();
+    this.mail.kick();
+    return MESSAGES.resent;
+  }
+
+  private enqueueVerification(em: EntityManager, user: User): void {
+    this.mail.enqueue(em, verifyEmailMail(user.email, this.deps.config.appUrl, this.tokens.signVerifyEmail(user)));
+  }
+}
+
+function emailTaken(): AppError {
+  return AppError.conflict('email', 'Email already taken');
+}
+
+/** Runs `fn` in a transaction on the request's own EntityManager (its flushes join it). */
+async function inTransaction(em: EntityManager, fn: () => Promise<void>): Promise<void> {
+  await em.begin();
+  try {
+    await fn();
+    await em.commit();
+  } catch (err) {
+    await em.rollback();
+    throw err;
+  }
+}

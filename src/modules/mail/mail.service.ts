@@ -1,0 +1,119 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../../config/config';
+import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import type { Logger } from '../../core/logger';
+import { OutboxMail } from './mail.entity';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** A claimed row is not picked up again for this long, unless the worker marks it first. */
+const LEASE_MS = 2 * 60_000;
+const MAX_BACKOFF_MS = 10 * 60_000;
+const BATCH = 20;
+
+/**
+ * The outbox (CONTRACT 11): `enqueue` writes the message in the caller's unit of work, so it
+ * is committed with the change that caused it; the worker sends it afterwards, retrying with
+ * exponential backoff until the SMTP server accepts it. A send never affects an HTTP answer.
+ */
+export class MailService {
+  private readonly transport: Transporter;
+  private readonly toFiles: boolean;
+  private readonly worker: ReturnType<typeof intervalJob>;
+  private active = false;
+  readonly job: BackgroundJob;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly config: Readonly<Config>,
+    private readonly log: Logger,
+  ) {
+    this.toFiles = !config.smtpUrl;
+    this.transport = config.smtpUrl
+      ? nodemailer.createTransport(config.smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as object)
+      : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    this.worker = intervalJob('mail-outbox', config.mailPollMs, () => this.drain(), (err) => log.error({ err }, 'mail outbox run failed'));
+    this.job = {
+      name: 'mail-outbox',
+      start: () => {
+        this.active = true;
+        this.worker.start();
+      },
+      stop: async () => {
+        this.active = false;
+        await this.worker.stop();
+      },
+    };
+  }
+
+  /** Adds the message to the caller's unit of work; it is sent once that is committed. */
+  enqueue(em: EntityManager, message: MailMessage): OutboxMail {
+    const row = em.create(OutboxMail, { to: message.to, subject: message.subject, text: message.text } as OutboxMail);
+    em.persist(row);
+    return row;
+  }
+
+  /** Call after the commit: delivers soon without waiting for the next poll (and after the response). */
+  kick(): void {
+    if (!this.active) return;
+    setImmediate(() => {
+      if (this.active) void this.worker.runNow();
+    });
+  }
+
+  /** Sends every due message, a batch at a time. */
+  async drain(): Promise<void> {
+    for (;;) {
+      const claimed = await this.claim();
+      for (const row of claimed) await this.deliver(row);
+      if (claimed.length < BATCH || !this.active) return;
+    }
+  }
+
+  /** Takes due rows no other worker holds and leases them, so one instance sends each. */
+  private async claim(): Promise<{ id: number; to: string; subject: string; text: string; attempts: number }[]> {
+    const em = this.orm.em.fork();
+    return em.transactional(async (tx) => {
+      const rows = await tx.execute<{ id: number; to_address: string; subject: string; text: string; attempts: number }[]>(
+        `select id, to_address, subject, text, attempts from mail_outbox
+          where sent_at is null and next_attempt_at <= now()
+          order by next_attempt_at, id limit ${BATCH} for update skip locked`,
+      );
+      if (!rows.length) return [];
+      await tx.execute(`update mail_outbox set next_attempt_at = now() + interval '${LEASE_MS} milliseconds' where id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
+      return rows.map((r) => ({ id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts }));
+    });
+  }
+
+  private async deliver(row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
+    const em = this.orm.em.fork();
+    try {
+      const info = await this.transport.sendMail({ from: this.config.mailFrom, to: row.to, subject: row.subject, text: row.text });
+      if (this.toFiles) {
+        const dir = join(this.config.dataDir, 'mail');
+        mkdirSync(dir, { recursive: true });
+        const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${row.id}.eml`);
+        writeFileSync(file, (info as unknown as { message: Buffer }).message);
+        this.log.info({ mailId: row.id, subject: row.subject, file }, 'mail written to file (no SMTP_URL)');
+      } else {
+        this.log.info({ mailId: row.id, subject: row.subject }, 'mail sent');
+      }
+      await em.execute('update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null where id = ?', [row.id]);
+    } catch (err) {
+      const attempts = row.attempts + 1;
+      const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));
+      this.log.warn({ mailId: row.id, attempts, retryInMs: delay, err: (err as Error).message }, 'mail send failed; will retry');
+      await em.execute(
+        `update mail_outbox set attempts = ?, last_error = ?, next_attempt_at = now() + interval '${Math.round(delay)} milliseconds' where id = ?`,
+        [attempts, String((err as Error).message ?? err).slice(0, 1000), row.id],
+      );
+    }
+  }
+}

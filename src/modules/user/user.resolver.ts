@@ -1,0 +1,50 @@
+import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { RequestContext } from '../../core/context';
+import { buildListRequest, mapList, type ListResult } from '../../core/pagination';
+import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '../../graphql/pagination.types';
+import type { Services } from '../services';
+import { presentUser, UserType, type UserView } from './user.types';
+
+export const UserPage = PageOf(UserType, 'UserPage');
+export const UserSimplePage = SimplePageOf(UserType, 'UserSimplePage');
+export const UserCursorPage = CursorPageOf(UserType, 'UserCursorPage');
+
+@Resolver()
+export class UserResolver {
+  constructor(private readonly services: Services) {}
+
+  private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: { page?: number | null; cursor?: string | null; direction?: DirectionEnum | null }): Promise<ListResult<UserView>> {
+    await this.services.users.assertAdmin(ctx);
+    const result = await this.services.users.list(ctx, buildListRequest(kind, args));
+    return mapList(result, presentUser);
+  }
+
+  @Query(() => UserPage, { description: 'Users by id ascending, 20 a page (admin).' })
+  adminUsers(@Ctx() ctx: RequestContext, @Arg('page', () => Int, { nullable: true }) page?: number) {
+    return this.list(ctx, 'page', { page });
+  }
+
+  @Query(() => UserSimplePage, { description: 'Users by id ascending, without a total (admin).' })
+  adminUsersSimple(@Ctx() ctx: RequestContext, @Arg('page', () => Int, { nullable: true }) page?: number) {
+    return this.list(ctx, 'simple', { page });
+  }
+
+  @Query(() => UserCursorPage, { description: 'Users by id, keyset slices (admin).' })
+  adminUsersCursor(
+    @Ctx() ctx: RequestContext,
+    @Arg('cursor', () => String, { nullable: true }) cursor?: string,
+    @Arg('direction', () => DirectionEnum, { nullable: true }) direction?: DirectionEnum,
+  ) {
+    return this.list(ctx, 'cursor', { cursor, direction });
+  }
+
+  @Mutation(() => MessageType, { description: 'Soft-deletes a user (admin).' })
+  async deleteUser(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<MessageType> {
+    return { message: await this.services.users.softDelete(ctx, id) };
+  }
+
+  @Mutation(() => UserType, { description: 'Restores a soft-deleted user (admin).' })
+  async restoreUser(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<UserView> {
+    return presentUser(await this.services.users.restore(ctx, id));
+  }
+}
