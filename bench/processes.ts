@@ -105,4 +105,31 @@ export function sampleRss(pid: number): () => number {
   };
 }
 
+/** CPU time (user + system) of a process in clock ticks (1/100 s), from /proc. */
+function cpuTicks(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until a process has been (nearly) idle for half a second. Requests that the load
+ * generator abandoned at the end of a run keep running on the server (a queue of bcrypt
+ * compares takes seconds); they must not eat into the next measurement.
+ */
+export async function waitIdle(pids: number[], maxMs = 30_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let quiet = 0;
+  let last = pids.map(cpuTicks);
+  while (Date.now() < deadline && quiet < 2) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = pids.map(cpuTicks);
+    quiet = now.every((t, i) => t - last[i] <= 3) ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
 export const distPath = (...parts: string[]) => join(__dirname, '..', ...parts);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { call } from './http';
 import { distPath, startTarget, type Target } from './processes';
 import { POSTS_QUERY, scenarios, type Measurement } from './scenarios';
 import { seed } from './seed';
@@ -27,27 +28,19 @@ function bcryptBaseline(): number {
 /** One request of each kind, checked against CONTRACT.md's shapes; problems are reported, not fatal. */
 async function contractCheck(t: Target): Promise<string[]> {
   const problems: string[] = [];
-  const get = async (path: string, init?: RequestInit) => {
-    const res = await fetch(t.url + path, init);
-    return { status: res.status, body: (await res.json().catch(() => null)) as any };
-  };
+  const get = (path: string, method = 'GET', body?: object) =>
+    call(t.url, method, path, body ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {});
   const list = await get('/posts?page=2');
   const first = list.body?.data?.[0];
   if (list.status !== 200 || list.body?.data?.length !== 10 || typeof list.body?.total !== 'number') problems.push(`GET /posts?page=2 → ${list.status}, not a 10-post page`);
   else if (!first.user?.name || !Array.isArray(first.comments) || typeof first.comments_count !== 'number' || (first.comments.length && !first.comments[0].user))
     problems.push('GET /posts: posts lack user / comments (with user) / comments_count');
-  const gql = await get('/graphql', {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: POSTS_QUERY, variables: { page: 2 } }),
-  });
+  const gql = await get('/graphql', 'POST', { query: POSTS_QUERY, variables: { page: 2 } });
   if (gql.status !== 200 || gql.body?.errors || gql.body?.data?.posts?.data?.length !== 10)
     problems.push(`GraphQL posts → ${gql.status} ${JSON.stringify(gql.body?.errors?.[0]?.message ?? '')}`);
   const show = await get('/posts/1');
   if (show.status !== 200 || !show.body?.user) problems.push(`GET /posts/1 → ${show.status}`);
-  const login = await get('/auth/login', {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: userEmail(1), password: BENCH_PASSWORD }),
-  });
+  const login = await get('/auth/login', 'POST', { email: userEmail(1), password: BENCH_PASSWORD });
   if (login.status !== 200 || typeof login.body?.token !== 'string') problems.push(`POST /auth/login → ${login.status}`);
   return problems;
 }
@@ -60,8 +53,7 @@ const sqlText = (m: Measurement) => (m.sqlPerRequest === null ? 'n/a' : m.sqlPer
 async function main(): Promise<void> {
   const started = Date.now();
   log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.duration} s per scenario after ${benchConfig.warmup} s warm-up`);
-  const bcryptPerSecond = bcryptBaseline();
-  log(`bcrypt cost 12 alone, ${benchConfig.cores} threads: ${bcryptPerSecond.toFixed(2)} compares/s`);
+  let bcryptPerSecond = NaN;
 
   const db = await seed(log);
   const sql = await SqlStats.connect(db.url, db.statements);
@@ -84,6 +76,8 @@ async function main(): Promise<void> {
       }, benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
       await startTarget('reference', distPath('bench', 'reference', 'server.js'), common),
     );
+    await sql.calibrate(6);
+    log(`background SQL while idle: ${sql.backgroundPerSecond.toFixed(1)} statements/s`);
     for (const t of targets) {
       problems[t.name] = await contractCheck(t);
       for (const p of problems[t.name]) log(`WARNING ${t.name}: ${p}`);
@@ -93,16 +87,24 @@ async function main(): Promise<void> {
       if (benchConfig.only.length && !benchConfig.only.includes(s.key)) continue;
       const dead = targets.find((t) => t.exited());
       if (dead) throw new Error(`${dead.name} died (${dead.exited()}):\n${dead.output()}`);
+      if (s.key === 'login') {
+        // Measured right before the logins, so both see the same machine (others may be busy).
+        bcryptPerSecond = bcryptBaseline();
+        log(`bcrypt cost 12 alone, ${benchConfig.cores} threads: ${bcryptPerSecond.toFixed(2)} compares/s`);
+      }
       const svc = await s.run(service, sql);
       const svcTop = await sql.top(6);
       const ref = await s.run(reference, sql);
       rows.push({ label: s.label, key: s.key, svc, ref });
       log(`${s.label}: service ${f0(svc.rps)} req/s p99 ${svc.p99} ms, SQL/req ${sqlText(svc)}; reference ${f0(ref.rps)} req/s p99 ${ref.p99} ms`);
       if (process.env.BENCH_SHOW_SQL === '1') for (const q of svcTop) log(`   ${q.calls}× ${q.meanMs.toFixed(2)} ms  ${q.query.slice(0, 220)}`);
-      const bad = Object.entries({ ...svc.statusCodes }).filter(([c]) => !c.startsWith('2'));
-      if (bad.length) log(`   service non-2xx: ${JSON.stringify(Object.fromEntries(bad))}`);
+      for (const [name, m] of [['service', svc], ['reference', ref]] as const) {
+        const bad = Object.entries(m.statusCodes).filter(([c]) => !c.startsWith('2'));
+        if (bad.length || m.errors) log(`   ${name}: ${m.errors} errors; non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
+      }
     }
   } finally {
+    for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
     await Promise.all(targets.map((t) => t.stop()));
     await sql.close();
     await db.close();

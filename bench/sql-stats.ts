@@ -2,11 +2,21 @@ import { Client } from 'pg';
 
 /**
  * Counts the SQL statements the database executed (pg_stat_statements, utility statements such
- * as BEGIN/COMMIT included: each is a round trip). Only one target is under load at a time, so
- * the count between reset() and total() is that target's (plus a negligible background job or two).
+ * as BEGIN/COMMIT included: each is a round trip). Only one target gets requests at a time, so
+ * the count between reset() and total() is that target's, plus the background jobs' statements.
  */
 export class SqlStats {
+  /** Statements a second that nobody's requests cause (the service's job polling); see calibrate(). */
+  backgroundPerSecond = 0;
+
   private constructor(private readonly client: Client | null) {}
+
+  /** Counts statements while no load runs (both targets idle). */
+  async calibrate(seconds: number): Promise<void> {
+    await this.reset();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    this.backgroundPerSecond = ((await this.total()) ?? 0) / seconds;
+  }
 
   static async connect(url: string, enabled: boolean): Promise<SqlStats> {
     if (!enabled) return new SqlStats(null);
