@@ -29,6 +29,10 @@ export const benchConfig = {
   databaseUrl: process.env.BENCH_DATABASE_URL || undefined,
   /** Start the service with `node --cpu-prof` (profile lands in bench/results/prof/). */
   cpuProf: process.env.BENCH_CPU_PROF === '1',
+  /** Extra environment for the service, `K=V K2=V2` (experiments: UV_THREADPOOL_SIZE, NODE_OPTIONS). */
+  serviceEnv: Object.fromEntries(
+    (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  ) as Record<string, string>,
   /** Comma-separated scenario keys to run (default: all). */
   only: (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
 };

@@ -53,6 +53,7 @@ const sqlText = (m: Measurement) => (m.sqlPerRequest === null ? 'n/a' : m.sqlPer
 async function main(): Promise<void> {
   const started = Date.now();
   log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.duration} s per scenario after ${benchConfig.warmup} s warm-up`);
+  if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
   let bcryptPerSecond = NaN;
 
   const db = await seed(log);
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
         AUTH_RATE_LIMIT_PER_MINUTE: '0',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(resultsDir, '.service-data'),
+        ...benchConfig.serviceEnv,
       }, benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
       await startTarget('reference', distPath('bench', 'reference', 'server.js'), common),
     );
