@@ -59,6 +59,16 @@ async function main(): Promise<void> {
   const db = await seed(log);
   const sql = await SqlStats.connect(db.url, db.statements);
   const targets: Target[] = [];
+  // Ctrl-C mid-run: stop both servers and the scratch PostgreSQL rather than leave them behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: stopping`);
+      void Promise.allSettled(targets.map((t) => t.stop()))
+        .then(() => sql.close().catch(() => undefined))
+        .then(() => db.close())
+        .finally(() => process.exit(130));
+    });
+  }
   const rows: { label: string; key: string; svc: Measurement; ref: Measurement }[] = [];
   const problems: Record<string, string[]> = {};
   try {

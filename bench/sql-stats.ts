@@ -21,6 +21,7 @@ export class SqlStats {
   static async connect(url: string, enabled: boolean): Promise<SqlStats> {
     if (!enabled) return new SqlStats(null);
     const client = new Client({ connectionString: url });
+    client.on('error', () => undefined); // the database is dropped at the end; a late notice must not crash the run
     await client.connect();
     return new SqlStats(client);
   }
