@@ -5,6 +5,13 @@ import type { Services } from '../services';
 import { presentComment } from '../comment/comment.types';
 import { fullComment, fullPost, fullPosts } from './post.loaders';
 import { presentPost } from './post.types';
+import type { Post } from './post.entity';
+import type { RequestContext } from '../../core/context';
+
+/** A post as REST shows it everywhere (CONTRACT 4): with author, comments and their count, snake_cased. */
+export async function postJson(ctx: RequestContext, post: Post): Promise<unknown> {
+  return snake(await fullPost(ctx, presentPost(post)));
+}
 
 export function postRoutes({ posts, comments }: Services): RouteDef[] {
   return [
@@ -22,7 +29,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       path: '/posts',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        res.status(201).json(snake(await fullPost(ctx, presentPost(await posts.create(ctx, req.body)))));
+        res.status(201).json(await postJson(ctx, await posts.create(ctx, req.body)));
       },
     },
     {
@@ -30,7 +37,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       path: '/posts/:id',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        res.json(snake(await fullPost(ctx, presentPost(await posts.get(ctx, req.params.id)))));
+        res.json(await postJson(ctx, await posts.get(ctx, req.params.id)));
       },
     },
     {
@@ -38,7 +45,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       path: '/posts/:id/publish',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        res.json(snake(await fullPost(ctx, presentPost(await posts.publish(ctx, req.params.id)))));
+        res.json(await postJson(ctx, await posts.publish(ctx, req.params.id)));
       },
     },
     {
@@ -53,7 +60,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       path: '/posts/:id/restore',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        res.json(snake(await fullPost(ctx, presentPost(await posts.restore(ctx, req.params.id)))));
+        res.json(await postJson(ctx, await posts.restore(ctx, req.params.id)));
       },
     },
     {

@@ -1,8 +1,9 @@
 import { listRequestFromQuery, mapList } from '../../core/pagination';
 import { contextOf, type RouteDef } from '../../http/routes';
-import { snake, snakeList } from '../../http/present';
+import { snakeList } from '../../http/present';
 import type { Services } from '../services';
-import { fullPost, fullPosts } from '../post/post.loaders';
+import { fullPosts } from '../post/post.loaders';
+import { postJson } from '../post/post.routes';
 import { presentPost } from '../post/post.types';
 
 export function trashRoutes({ trash }: Services): RouteDef[] {
@@ -28,7 +29,7 @@ export function trashRoutes({ trash }: Services): RouteDef[] {
       path: '/trash/:id/restore',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        res.json(snake(await fullPost(ctx, presentPost(await trash.restore(ctx, req.params.id)))));
+        res.json(await postJson(ctx, await trash.restore(ctx, req.params.id)));
       },
     },
     {

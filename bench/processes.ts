@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+/** A server under test, in a process of its own (never the load generator's event loop). */
+export interface Target {
+  name: 'service' | 'reference';
+  url: string;
+  pid: number;
+  /** Exit code or signal once the process has died (a crash under load is a finding). */
+  exited(): string | null;
+  /** The last few KB of its stdout and stderr. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`exited with code ${child.exitCode} before it was ready:\n${output()}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not ready after 60 s:\n${output()}`);
+}
+
+export async function startTarget(
+  name: Target['name'],
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<Target> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, child, () => output);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${name}: ${(err as Error).message}`);
+  }
+  return {
+    name,
+    url,
+    pid: child.pid!,
+    exited: () => (child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode),
+    output: () => output,
+    /** Graceful (SIGTERM) so a --cpu-prof profile gets written; killed if it hangs. */
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Resident set size of a process in MB, from /proc (Linux). */
+export function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process's RSS every 200 ms until stopped; returns the maximum seen. */
+export function sampleRss(pid: number): () => number {
+  let max = rssMb(pid);
+  const timer = setInterval(() => {
+    max = Math.max(max, rssMb(pid));
+  }, 200);
+  return () => {
+    clearInterval(timer);
+    return Math.max(max, rssMb(pid));
+  };
+}
+
+/** CPU time (user + system) of a process in clock ticks (1/100 s), from /proc. */
+function cpuTicks(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until a process has been (nearly) idle for half a second. Requests that the load
+ * generator abandoned at the end of a run keep running on the server (a queue of bcrypt
+ * compares takes seconds); they must not eat into the next measurement.
+ */
+export async function waitIdle(pids: number[], maxMs = 30_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  let quiet = 0;
+  let last = pids.map(cpuTicks);
+  while (Date.now() < deadline && quiet < 2) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = pids.map(cpuTicks);
+    quiet = now.every((t, i) => t - last[i] <= 3) ? quiet + 1 : 0;
+    last = now;
+  }
+}
+
+export const distPath = (...parts: string[]) => join(__dirname, '..', ...parts);

@@ -1,0 +1,191 @@
+import autocannon, { type Options, type Result } from 'autocannon';
+import { BENCH_PASSWORD, PER_PAGE, TRASH_EVERY, benchConfig, userEmail } from './config';
+import { sampleRss, waitIdle, type Target } from './processes';
+import { call } from './http';
+import type { SqlStats } from './sql-stats';
+
+/** One measured scenario against one target. */
+export interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Connection errors, timeouts and non-2xx answers. */
+  errors: number;
+  responses: number;
+  sqlPerRequest: number | null;
+  rssMb: number;
+  statusCodes: Record<string, number>;
+}
+
+export interface Scenario {
+  key: string;
+  label: string;
+  run(target: Target, sql: SqlStats): Promise<Measurement>;
+}
+
+const rand = (n: number) => 1 + Math.floor(Math.random() * n);
+const livePosts = benchConfig.posts - Math.floor(benchConfig.posts / TRASH_EVERY);
+const lastPage = Math.max(1, Math.ceil(livePosts / PER_PAGE));
+// A fresh object each time: autocannon writes Content-Length into the headers object it is given.
+const json = () => ({ 'content-type': 'application/json' });
+
+/** A random post id that the seed did not trash. */
+function liveId(): number {
+  const id = rand(benchConfig.posts);
+  return id % TRASH_EVERY === 0 ? id - 1 : id;
+}
+
+export const POSTS_QUERY = `query Posts($page: Int) { posts(page: $page) {
+  data { id title slug body published publishedAt createdAt user { id name } comments { id body user { id name } } commentsCount }
+  total perPage currentPage lastPage } }`;
+
+type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
+
+const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
+const graphqlPosts = (): Req => ({
+  method: 'POST', path: '/graphql', headers: json(),
+  body: JSON.stringify({ query: POSTS_QUERY, variables: { page: rand(lastPage) } }),
+});
+const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
+const login = (): Req => ({
+  method: 'POST', path: '/auth/login', headers: json(),
+  body: JSON.stringify({ email: userEmail(rand(benchConfig.users)), password: BENCH_PASSWORD }),
+});
+let serial = 0;
+const createPost = (token: string): Req => ({
+  method: 'POST', path: '/posts', headers: { ...json(), authorization: `Bearer ${token}` },
+  body: JSON.stringify({ title: `Bench post ${process.pid}-${++serial}-${Math.random().toString(36).slice(2, 8)}`, body: 'Written under load. '.repeat(20) }),
+});
+const addComment = (token: string): Req => ({
+  method: 'POST', path: `/posts/${liveId()}/comments`, headers: { ...json(), authorization: `Bearer ${token}` },
+  body: JSON.stringify({ body: 'A comment written under load.' }),
+});
+
+/** 80% reads (45 list, 35 detail), 15% writes (10 comments, 5 posts) with bearer tokens, 5% logins. */
+export function mixed(tokens: string[]): () => Req {
+  return () => {
+    const r = Math.random();
+    const token = tokens[Math.floor(Math.random() * tokens.length)];
+    if (r < 0.45) return listPosts();
+    if (r < 0.8) return showPost();
+    if (r < 0.9) return addComment(token);
+    if (r < 0.95) return createPost(token);
+    return login();
+  };
+}
+
+function options(target: Target, next: () => Req, extra: Partial<Options> = {}): (duration: number) => Options {
+  return (duration) => ({
+    url: target.url,
+    connections: benchConfig.connections,
+    duration,
+    timeout: 30,
+    requests: [{ setupRequest: (req) => ({ ...req, ...next() }) }],
+    ...extra,
+  });
+}
+
+function summarise(r: Result, sqlPerRequest: number | null, rssMb: number): Measurement {
+  const statusCodes: Record<string, number> = {};
+  let responses = 0;
+  for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
+    statusCodes[code] = Number(count);
+    responses += Number(count);
+  }
+  return {
+    rps: responses / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx, // autocannon's `errors` already includes timeouts
+    responses,
+    sqlPerRequest,
+    rssMb,
+    statusCodes,
+  };
+}
+
+/**
+ * SQL statements per request: a few requests one at a time after the load (so none is abandoned
+ * half-way), minus what the background jobs ran meanwhile (sql.backgroundPerSecond).
+ */
+async function sqlPerRequest(target: Target, sql: SqlStats, next: () => Req): Promise<number | null> {
+  await sql.reset();
+  const started = Date.now();
+  let n = 0;
+  while (n < 20 && (n < 3 || Date.now() - started < 3000)) {
+    const r = next();
+    await call(target.url, r.method, r.path, { headers: r.headers, body: r.body });
+    n++;
+  }
+  const total = await sql.total();
+  if (total === null) return null;
+  return Math.max(0, total - sql.backgroundPerSecond * ((Date.now() - started) / 1000)) / n;
+}
+
+/** Warm-up, the measured run with RSS sampled, then SQL per request. `alongside` runs with it (the storm). */
+async function measure(
+  target: Target,
+  sql: SqlStats,
+  next: () => Req,
+  extra: Partial<Options> = {},
+  alongside?: (duration: number) => Options,
+): Promise<Measurement> {
+  const build = options(target, next, extra);
+  const phase = (what: string) => process.env.BENCH_VERBOSE === '1' && process.stderr.write(`  [${new Date().toISOString().slice(11, 19)} ${target.name}] ${what}\n`);
+  phase('warm-up');
+  if (benchConfig.warmup > 0) {
+    await Promise.all([autocannon(build(benchConfig.warmup)), alongside && autocannon(alongside(benchConfig.warmup))]);
+    await waitIdle([target.pid]);
+  }
+  phase('measure');
+  const stopRss = sampleRss(target.pid);
+  const [main] = await Promise.all([autocannon(build(benchConfig.duration)), alongside && autocannon(alongside(benchConfig.duration))]);
+  const rss = stopRss();
+  phase('drain');
+  await waitIdle([target.pid]); // requests abandoned at the end still run: let them finish first
+  phase('count SQL');
+  return summarise(main, await sqlPerRequest(target, sql, next), rss);
+}
+
+/** Logs in a few seeded users on this target for the write scenarios (a failed login is retried). */
+async function tokensFor(target: Target, count: number): Promise<string[]> {
+  const one = async (email: string): Promise<string> => {
+    let last = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const res = await call(target.url, 'POST', '/auth/login', { headers: json(), body: JSON.stringify({ email, password: BENCH_PASSWORD }) });
+        if (typeof res.body?.token === 'string') return res.body.token;
+        last = `status ${res.status}`;
+      } catch (err) {
+        last = String((err as { cause?: unknown }).cause ?? err);
+      }
+    }
+    throw new Error(`${target.name}: login of ${email} failed (${last})`);
+  };
+  return Promise.all(Array.from({ length: count }, (_, i) => one(userEmail(i + 1))));
+}
+
+const storm = (target: Target) => options(target, login, { connections: benchConfig.stormConnections });
+const paced = { connections: 4, overallRate: benchConfig.stormRate };
+
+export const scenarios: Scenario[] = [
+  { key: 'list', label: 'REST GET /posts?page=N', run: (t, s) => measure(t, s, listPosts) },
+  { key: 'graphql', label: 'GraphQL posts(page: N)', run: (t, s) => measure(t, s, graphqlPosts) },
+  { key: 'show', label: 'REST GET /posts/:id', run: (t, s) => measure(t, s, showPost) },
+  { key: 'login', label: 'POST /auth/login (cost 12)', run: (t, s) => measure(t, s, login) },
+  {
+    key: 'mix',
+    label: 'mix 80% read / 15% write / 5% login',
+    run: async (t, s) => measure(t, s, mixed(await tokensFor(t, 20))),
+  },
+  {
+    key: 'calm',
+    label: `GET /posts at ${benchConfig.stormRate} req/s, alone`,
+    run: (t, s) => measure(t, s, listPosts, paced),
+  },
+  {
+    key: 'storm',
+    label: `GET /posts at ${benchConfig.stormRate} req/s, during a login storm (${benchConfig.stormConnections} conns)`,
+    run: (t, s) => measure(t, s, listPosts, paced, storm(t)),
+  },
+];
