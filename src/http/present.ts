@@ -1,6 +1,15 @@
 import type { ListResult } from '../core/pagination';
 
-const snakeKey = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+// Cached: the same few dozen keys are converted for every record of every response.
+const snakeKeys = new Map<string, string>();
+const snakeKey = (k: string) => {
+  let s = snakeKeys.get(k);
+  if (s === undefined) {
+    s = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    if (snakeKeys.size < 1000) snakeKeys.set(k, s);
+  }
+  return s;
+};
 
 /**
  * REST shows the same views as GraphQL with snake_case keys and ISO timestamps (CONTRACT 4).
