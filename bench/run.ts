@@ -85,7 +85,11 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
         DATA_DIR: join(resultsDir, '.service-data'),
         ...benchConfig.serviceEnv,
-      }, benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      }, [
+        // The heap cap `npm start` uses (package.json): without it V8 grows the heap to ~300 MB under load.
+        '--max-old-space-size=192',
+        ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      ]),
       await startTarget('reference', distPath('bench', 'reference', 'server.js'), common),
     );
     await sql.calibrate(6);
