@@ -8,9 +8,9 @@
 import bcrypt from 'bcrypt';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../src/db/embedded';
 
 const N = Number(process.env.N ?? 10);
 
@@ -31,15 +31,6 @@ async function timed(fn: () => Promise<Response>): Promise<number> {
 const post = (base: string, path: string, body: unknown) =>
   fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startApp(): Promise<{ base: string; child: ChildProcess; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-accounts-'));

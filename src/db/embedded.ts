@@ -107,7 +107,8 @@ function clusterDir(dataDir: string, owner: Owner | undefined): string {
   return join(base, 'postgres');
 }
 
-function freePort(): Promise<number> {
+/** A TCP port free on loopback right now (the embedded cluster's; the bench reuses it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.on('error', reject);
