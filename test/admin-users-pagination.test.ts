@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { sql } from './support/blog';
-import { checkCursorFormat, checkOffsetFormats, type Slice, type SliceRequest, type WalkTarget } from './support/pagination-walk';
+import { checkCursorFormat, checkOffsetFormats, sliceQuery, SLICE_FIELDS, type Slice, type SliceRequest, type WalkTarget } from './support/pagination-walk';
 
 /**
  * CONTRACT 9 for GET /admin/users and adminUsers / adminUsersSimple / adminUsersCursor: users are
@@ -23,30 +23,18 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function restQuery(req: SliceRequest): string {
-  const q = new URLSearchParams({ paginate: req.kind });
-  if (req.kind === 'cursor') {
-    q.set('direction', req.direction);
-    if (req.cursor) q.set('cursor', req.cursor);
-  } else q.set('page', String(req.page));
-  return q.toString();
-}
-
 async function restFetch(req: SliceRequest): Promise<Slice> {
-  const r = await api.rest('GET', `/admin/users?${restQuery(req)}`, { token: adminToken });
+  const r = await api.rest('GET', `/admin/users?${sliceQuery(req)}`, { token: adminToken });
   if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
   if (req.kind === 'cursor' && r.body.path !== '/admin/users') throw new Error(`path ${r.body.path}`);
   return r.body;
 }
 
-const GQL = {
-  page: ['adminUsers', 'data { id } total perPage currentPage lastPage from to nextPage'],
-  simple: ['adminUsersSimple', 'data { id } hasMore'],
-  cursor: ['adminUsersCursor', 'data { id } nextCursor prevCursor hasNextPage hasPrevPage perPage path'],
-} as const;
+const GQL_FIELD = { page: 'adminUsers', simple: 'adminUsersSimple', cursor: 'adminUsersCursor' } as const;
 
 async function gqlFetch(req: SliceRequest): Promise<Slice> {
-  const [field, selection] = GQL[req.kind];
+  const field = GQL_FIELD[req.kind];
+  const selection = SLICE_FIELDS[req.kind];
   const g =
     req.kind === 'cursor'
       ? await api.gql(`query($c: String, $d: Direction) { ${field}(cursor: $c, direction: $d) { ${selection} } }`, { c: req.cursor, d: req.direction.toUpperCase() }, { token: adminToken })

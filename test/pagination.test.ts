@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { sql } from './support/blog';
-import { checkCursorFormat, checkOffsetFormats, type Slice, type SliceRequest, type WalkTarget } from './support/pagination-walk';
+import { checkCursorFormat, checkOffsetFormats, sliceQuery, SLICE_FIELDS, type Slice, type SliceRequest, type WalkTarget } from './support/pagination-walk';
 
 let app: TestApp;
 let api: ReturnType<typeof clients>;
@@ -17,26 +17,11 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function restQuery(req: SliceRequest): string {
-  const q = new URLSearchParams({ paginate: req.kind });
-  if (req.kind === 'cursor') {
-    q.set('direction', req.direction);
-    if (req.cursor) q.set('cursor', req.cursor);
-  } else q.set('page', String(req.page));
-  return q.toString();
-}
-
 async function restFetch(path: string, req: SliceRequest, token?: string): Promise<Slice> {
-  const r = await api.rest('GET', `${path}${path.includes('?') ? '&' : '?'}${restQuery(req)}`, { token });
+  const r = await api.rest('GET', `${path}${path.includes('?') ? '&' : '?'}${sliceQuery(req)}`, { token });
   if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
   return r.body;
 }
-
-const GQL_FIELDS = {
-  page: 'data { id } total perPage currentPage lastPage from to nextPage',
-  simple: 'data { id } hasMore',
-  cursor: 'data { id } nextCursor prevCursor hasNextPage hasPrevPage perPage path',
-};
 
 async function gqlFetch(names: { page: string; simple: string; cursor: string }, req: SliceRequest, extra: Record<string, unknown>, token?: string): Promise<Slice> {
   const field = names[req.kind];
@@ -47,7 +32,7 @@ async function gqlFetch(names: { page: string; simple: string; cursor: string },
   } else vars.page = req.page;
   const decl = Object.keys(vars).map((k) => `$${k}: ${k === 'cursor' ? 'String' : k === 'direction' ? 'Direction' : 'Int'}`).join(', ');
   const args = Object.keys(vars).map((k) => `${k}: $${k}`).join(', ');
-  const g = await api.gql(`query(${decl}) { ${field}(${args}) { ${GQL_FIELDS[req.kind]} } }`, vars, { token });
+  const g = await api.gql(`query(${decl}) { ${field}(${args}) { ${SLICE_FIELDS[req.kind]} } }`, vars, { token });
   if (g.errors) throw new Error(JSON.stringify(g.errors));
   return g.data[field];
 }

@@ -25,6 +25,23 @@ export type SliceRequest =
   | { kind: 'page' | 'simple'; page: number }
   | { kind: 'cursor'; cursor: string | null; direction: 'asc' | 'desc' };
 
+/** The REST query string of a slice request (`paginate`, `page` or `cursor` + `direction`). */
+export function sliceQuery(req: SliceRequest): string {
+  const q = new URLSearchParams({ paginate: req.kind });
+  if (req.kind === 'cursor') {
+    q.set('direction', req.direction);
+    if (req.cursor) q.set('cursor', req.cursor);
+  } else q.set('page', String(req.page));
+  return q.toString();
+}
+
+/** The GraphQL selection of each format's page type, ids only on the records. */
+export const SLICE_FIELDS = {
+  page: 'data { id } total perPage currentPage lastPage from to nextPage',
+  simple: 'data { id } hasMore',
+  cursor: 'data { id } nextCursor prevCursor hasNextPage hasPrevPage perPage path',
+} as const;
+
 /** One answer, whatever the surface (REST body or GraphQL field), with ids on the records. */
 export interface Slice {
   data: { id: number }[];
