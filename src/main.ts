@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config/config';
 import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
@@ -54,9 +55,9 @@ async function main(): Promise<void> {
     orm = await initOrm({ clientUrl: databaseUrl, poolMax: 20 });
     await migrate(orm);
     built = await createApp({ config: { ...config, jwtSecret }, orm, log });
+    // Express 5's app.listen also calls its callback on a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
-      const s = built.app.listen(config.port, config.host, () => resolve(s));
-      s.once('error', reject);
+      const s = built.app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
     });
   } catch (err) {
     await orm?.close(true).catch(() => undefined);
@@ -68,7 +69,8 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 5_000;
   built.startJobs();
 
-  const base = `http://localhost:${config.port}`;
+  // The bound port, not the setting: PORT=0 asks the system for a free one.
+  const base = `http://localhost:${(server.address() as AddressInfo).port}`;
   log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
 
   let stopping = false;

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
 
@@ -21,27 +21,36 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-function start(port: number, extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+/**
+ * Starts the built server. PORT defaults to 0 (a free port the system picks), read back from the
+ * "listening" line: a port guessed by the test could already be taken by another test's socket.
+ */
+function start(extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; port: () => number; ready: Promise<void>; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, NODE_ENV: 'development', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
+    env: { ...process.env, NODE_ENV: 'development', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const port = () => Number(/"msg":"listening on http:\/\/localhost:(\d+)"/.exec(out)?.[1] ?? 0);
   const ready = (async () => {
-    for (let i = 0; i < 300; i++) {
+    let last = 'not listening yet';
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
       if (child.exitCode !== null) throw new Error(`exited early:\n${out}`);
+      if (!port()) continue;
       try {
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+        const res = await fetch(`http://127.0.0.1:${port()}/readyz`);
         if (res.status === 200) return;
-      } catch { /* not listening yet */ }
-      await new Promise((r) => setTimeout(r, 100));
+        last = `readyz ${res.status}`;
+      } catch (err) {
+        last = String((err as Error).cause ?? err);
+      }
     }
-    throw new Error(`not ready after 30 s:\n${out}`);
+    throw new Error(`not ready after 30 s (${last}):\n${out}`);
   })();
-  return { child, output: () => out, ready, exited };
+  return { child, output: () => out, port, ready, exited };
 }
 
 /** The embedded cluster's connection, from the files it keeps (password in DATA_DIR, port in postmaster.pid). */
@@ -58,9 +67,9 @@ function postgresRunning(): boolean {
 }
 
 it('starts, serves, drains on SIGTERM with exit 0, and finds its data on the next start', async () => {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  const first = start(port);
+  const first = start();
   await first.ready;
+  const port = first.port();
   expect(first.output()).toContain(`"graphql":"http://localhost:${port}/graphql"`);
   expect(first.output()).toContain(`"health":"http://localhost:${port}/healthz"`);
   expect(first.output()).toContain(`"rest":"http://localhost:${port}/"`);
@@ -75,7 +84,7 @@ it('starts, serves, drains on SIGTERM with exit 0, and finds its data on the nex
   expect(first.output()).toContain('"msg":"stopped"');
   expect(postgresRunning()).toBe(false);
 
-  const second = start(port);
+  const second = start();
   await second.ready;
   const again = clusterClient();
   await again.connect();
@@ -111,9 +120,9 @@ async function waitFor(what: () => boolean, label: string) {
 }
 
 it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503 meanwhile, then exit 0', async () => {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  const server = start(port);
+  const server = start();
   await server.ready;
+  const port = server.port();
   const email = `drain-${process.pid}@example.test`;
   const reg = await fetch(`http://127.0.0.1:${port}/auth/register`, {
     method: 'POST',
@@ -150,9 +159,9 @@ it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503
 }, 90_000);
 
 it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exits 0', async () => {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  const server = start(port, { SHUTDOWN_TIMEOUT_MS: '300' });
+  const server = start({ SHUTDOWN_TIMEOUT_MS: '300' });
   await server.ready;
+  const port = server.port();
   // A body that never finishes: without the cut the drain would wait for it for ever.
   const stuck = rawExchange(port);
   stuck.send('POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":');
@@ -165,4 +174,19 @@ it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exi
   expect(await server.exited).toBe(0);
   expect(await outcome).toMatch(/^cut: /);
   expect(server.output()).toContain('"msg":"stopped"');
+}, 90_000);
+
+it('a port already in use stops the start with a message saying so, exit 1, and no PostgreSQL left running', async () => {
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, '0.0.0.0', () => r()));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    const server = start({ PORT: String(port) });
+    expect(await server.exited).toBe(1);
+    expect(server.output()).toContain(`Failed to start: Port ${port} is in use: stop the other process or set PORT.`);
+    expect(server.output()).not.toContain('listening on');
+    expect(postgresRunning()).toBe(false);
+  } finally {
+    taken.close();
+  }
 }, 90_000);

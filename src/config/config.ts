@@ -17,7 +17,7 @@ const intSetting = (fallback: number, min = 0) =>
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
-  PORT: intSetting(3000),
+  PORT: intSetting(3000).pipe(z.number().max(65535, 'must be at most 65535')),
   HOST: z.string().optional().default('0.0.0.0'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
   DATA_DIR: z.string().optional().default('.data'),
