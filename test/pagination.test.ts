@@ -153,6 +153,27 @@ describe('invalid list parameters → 422', () => {
     expect(r.status).toBe(422);
     expect(r.body.message).toBe('Validation failed');
   });
+  it('every problem is listed at once: a bad page or cursor beside bad filters (REST and GraphQL)', async () => {
+    const r = await api.rest('GET', '/posts?page=0&author=abc&published=maybe');
+    expect([r.status, r.body.message]).toEqual([422, 'Validation failed']);
+    expect(r.body.errors).toEqual(expect.arrayContaining([
+      { field: 'page', message: 'page must be a positive integer' },
+      { field: 'author', message: 'author must be a positive integer' },
+      { field: 'published', message: 'published must be one of true, 1, yes, on, false, 0, no, off' },
+    ]));
+    expect(r.body.errors).toHaveLength(3);
+    const c = await api.rest('GET', '/posts?paginate=cursor&cursor=garbage&author=0');
+    expect(c.body.errors).toEqual([
+      { field: 'author', message: 'author must be a positive integer' },
+      { field: 'cursor', message: 'cursor is not a cursor this list returned' },
+    ]);
+    const g = await api.gql('{ posts(page: 0, author: -1) { total } }');
+    expect(g.errors?.[0]).toMatchObject({ message: 'Validation failed', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(g.errors?.[0].extensions?.errors).toEqual([
+      { field: 'author', message: 'author must be a positive integer' },
+      { field: 'page', message: 'page must be a positive integer' },
+    ]);
+  });
   it('GraphQL: bad page and cursor are 422-coded with field errors; a bad direction is refused by the schema', async () => {
     for (const q of ['{ posts(page: 0) { total } }', '{ postsSimple(page: -3) { hasMore } }', '{ postsCursor(cursor: "garbage") { perPage } }']) {
       const g = await api.gql(q);

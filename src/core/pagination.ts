@@ -104,34 +104,65 @@ export function buildListRequest(
   return { kind, page };
 }
 
-export interface PaginateOptions<T extends object> {
+/** One read of a list: `limit` rows of `where` in `orderBy`, skipping `offset`. */
+export interface SliceOptions {
+  orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>;
+  limit: number;
+  offset?: number;
+  /** Also count every row of `where` (the page format's `total`). */
+  withTotal?: boolean;
+}
+
+/**
+ * Where a list reads its rows. The default reads entities through the ORM; a hot list can bring
+ * a source of plain views instead (e.g. posts with their authors and the total in one statement).
+ * Either way the ORM's filters decide what is visible.
+ */
+export interface ListSource<T> {
+  /** `total` is null when the source did not count (not asked, or it counts alongside rows and there were none). */
+  slice(where: FilterQuery<object>, opts: SliceOptions): Promise<{ rows: T[]; total: number | null }>;
+  count(where: FilterQuery<object>): Promise<number>;
+}
+
+/** Entities through em.find / em.count, with this list's filter switches (e.g. `{ softDelete: false }`). */
+export function entitySource<T extends object>(em: EntityManager, entity: EntityName<T>, filters?: FindOptions<T>['filters']): ListSource<T> {
+  const count = (where: FilterQuery<object>) => em.count(entity, where as FilterQuery<T>, { filters });
+  return {
+    async slice(where, { orderBy, limit, offset, withTotal }) {
+      const find = em.find(entity, where as FilterQuery<T>, { filters, orderBy, limit, offset } as FindOptions<T>);
+      if (!withTotal) return { rows: await find, total: null };
+      const [total, rows] = await Promise.all([count(where), find]);
+      return { rows, total };
+    },
+    count,
+  };
+}
+
+export interface PaginateOptions {
   perPage: number;
   /** Order for page and simple formats; should end with `id` (ties break by id). */
-  orderBy: QueryOrderMap<T>[];
-  /** Filter switches for this list (e.g. `{ softDelete: false }` for the trash). */
-  filters?: FindOptions<T>['filters'];
-  populate?: FindOptions<T>['populate'];
+  orderBy: QueryOrderMap<object>[];
   /** The request path, echoed in the cursor format's `path`. */
   path?: string;
 }
 
-/** Runs one list request against `entity` filtered by `where`; embeds are the caller's to load. */
+/** Runs one list request over `source` filtered by `where`; embeds are the caller's to load. */
 export async function paginate<T extends { id: number }>(
-  em: EntityManager,
-  entity: EntityName<T>,
-  where: FilterQuery<T>,
+  source: ListSource<T>,
+  where: FilterQuery<object>,
   req: ListRequest,
-  opts: PaginateOptions<T>,
+  opts: PaginateOptions,
 ): Promise<ListResult<T>> {
-  const { perPage, filters, populate } = opts;
-  const base = { filters, populate } as FindOptions<T>;
+  const { perPage } = opts;
 
   if (req.kind === 'page') {
     const offset = (req.page - 1) * perPage;
-    const [total, data] = await Promise.all([
-      em.count(entity, where, { filters }),
-      offset >= MAX_INT32 ? Promise.resolve([] as T[]) : em.find(entity, where, { ...base, orderBy: opts.orderBy, limit: perPage, offset } as FindOptions<T>),
-    ]);
+    const slice = offset >= MAX_INT32
+      ? { rows: [] as T[], total: null }
+      : await source.slice(where, { orderBy: opts.orderBy, limit: perPage, offset, withTotal: true });
+    const data = slice.rows;
+    // A page past the end has no row to carry the total: count on its own (rare).
+    const total = slice.total ?? (await source.count(where));
     const lastPage = Math.max(1, Math.ceil(total / perPage));
     const from = data.length ? offset + 1 : null;
     return {
@@ -148,7 +179,7 @@ export async function paginate<T extends { id: number }>(
 
   if (req.kind === 'simple') {
     const offset = (req.page - 1) * perPage;
-    const rows = offset >= MAX_INT32 ? [] : await em.find(entity, where, { ...base, orderBy: opts.orderBy, limit: perPage + 1, offset } as FindOptions<T>);
+    const rows = offset >= MAX_INT32 ? [] : (await source.slice(where, { orderBy: opts.orderBy, limit: perPage + 1, offset })).rows;
     return { data: rows.slice(0, perPage), hasMore: rows.length > perPage };
   }
 
@@ -157,32 +188,27 @@ export async function paginate<T extends { id: number }>(
   const { cursor, direction } = req;
   const reverse = (d: Direction): Direction => (d === 'asc' ? 'desc' : 'asc');
   const beyond = (d: Direction, id: number) => ({ id: d === 'asc' ? { $gt: id } : { $lt: id } });
-  const and = (extra: object): FilterQuery<T> => ({ $and: [where, extra] }) as FilterQuery<T>;
+  const and = (extra: object): FilterQuery<object> => ({ $and: [where, extra] }) as FilterQuery<object>;
   const backwards = cursor?.towards === 'prev';
   const readDir = backwards ? reverse(direction) : direction;
   // One step past `id` in direction d, so that "beyond" includes `id` itself.
   const step = (d: Direction, id: number) => (d === 'asc' ? id - 1 : id + 1);
 
-  const rows = await em.find(entity, cursor ? and(beyond(readDir, cursor.id)) : where, {
-    ...base,
-    orderBy: { id: readDir } as QueryOrderMap<T>,
-    limit: perPage + 1,
-  } as FindOptions<T>);
+  const { rows } = await source.slice(cursor ? and(beyond(readDir, cursor.id)) : where, { orderBy: { id: readDir }, limit: perPage + 1 });
   const moreThisWay = rows.length > perPage;
   const page = rows.slice(0, perPage);
   if (backwards) page.reverse();
   const first = page[0];
   const last = page[page.length - 1];
 
-  // Anything on the other side? One indexed probe instead of a count.
+  // Anything on the other side? One row read in id order (PostgreSQL walks the primary key) instead of a count.
   let moreOtherWay = false;
   let otherAnchor = 0;
   if (cursor) {
     const otherDir = reverse(readDir);
     const edge = page.length ? (backwards ? last.id : first.id) : cursor.id;
     otherAnchor = page.length ? edge : step(otherDir, edge);
-    // Ordered, so PostgreSQL walks the primary key instead of scanning for any match.
-    moreOtherWay = (await em.findOne(entity, and(beyond(otherDir, otherAnchor)), { filters, fields: ['id'], orderBy: { id: otherDir } } as never)) !== null;
+    moreOtherWay = (await source.slice(and(beyond(otherDir, otherAnchor)), { orderBy: { id: otherDir }, limit: 1 })).rows.length > 0;
   }
 
   const hasNextPage = backwards ? moreOtherWay : moreThisWay;

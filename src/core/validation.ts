@@ -16,6 +16,25 @@ export function parseInput<S extends ZodTypeAny>(schema: S, data: unknown): z.ou
   throw AppError.validation(errors);
 }
 
+/**
+ * Runs several parsers of one request's input and reports every field problem of all of them
+ * in one 422 (CONTRACT 7: every problem listed), e.g. a bad `page` and a bad `author` together.
+ */
+export function parseAll<T extends unknown[]>(...parsers: { [K in keyof T]: () => T[K] }): T {
+  const errors: FieldError[] = [];
+  const values = parsers.map((parse) => {
+    try {
+      return parse();
+    } catch (err) {
+      if (!(err instanceof AppError) || err.kind !== 'VALIDATION' || !err.errors) throw err;
+      errors.push(...err.errors);
+      return undefined;
+    }
+  });
+  if (errors.length) throw AppError.validation(errors);
+  return values as T;
+}
+
 /** A body must be a JSON object: arrays, strings and null are rejected as a whole. */
 export const bodyObject = <T extends z.ZodRawShape>(shape: T) =>
   z.object(shape, { invalid_type_error: 'Body must be a JSON object', required_error: 'Body must be a JSON object' });

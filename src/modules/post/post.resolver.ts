@@ -1,6 +1,6 @@
 import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
-import { buildListRequest, mapList, type ListResult } from '../../core/pagination';
+import { buildListRequest, type ListResult } from '../../core/pagination';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { CommentType, type CommentView } from '../comment/comment.types';
@@ -16,7 +16,7 @@ export class PostResolver {
   constructor(private readonly services: Services) {}
 
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: object, filters: object): Promise<ListResult<PostView>> {
-    return mapList(await this.services.posts.list(ctx, filters, buildListRequest(kind, args), GRAPHQL_PATH), presentPost);
+    return this.services.posts.list(ctx, filters, () => buildListRequest(kind, args), GRAPHQL_PATH);
   }
 
   @Query(() => PostPage)

@@ -1,4 +1,4 @@
-import { listRequestFromQuery, mapList } from '../../core/pagination';
+import { listRequestFromQuery } from '../../core/pagination';
 import { contextOf, type RouteDef } from '../../http/routes';
 import { snake, snakeList } from '../../http/present';
 import type { Services } from '../services';
@@ -20,7 +20,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       path: '/posts',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        const list = mapList(await posts.list(ctx, req.query, listRequestFromQuery(req.query), req.path), presentPost);
+        const list = await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path);
         res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
       },
     },

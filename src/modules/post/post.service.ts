@@ -2,11 +2,13 @@ import type { FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
-import { parseId, parseInput } from '../../core/validation';
+import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
+import { postViewSource } from './post.queries';
 import { nextFreeSlug, slugify } from './post.slug';
+import type { PostView } from './post.types';
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
@@ -17,12 +19,13 @@ const SLUG_ATTEMPTS = 50;
  * in the contract's order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
  */
 export class PostService {
-  async list(ctx: RequestContext, filters: unknown, req: ListRequest, path: string): Promise<ListResult<Post>> {
-    const f = parseInput(postFiltersInput, filters ?? {});
+  /** `request` parses the paging arguments, so its problems and the filters' are reported together. */
+  async list(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
+    const [f, req] = parseAll(() => parseInput(postFiltersInput, filters ?? {}), request);
     const where: FilterQuery<Post> = {};
     if (f.published) Object.assign(where, { published: true, publishedAt: { $ne: null } });
     if (f.author !== null) Object.assign(where, { user: f.author });
-    return paginate(ctx.em, Post, where, req, {
+    return paginate(postViewSource(ctx), where, req, {
       perPage: POSTS_PER_PAGE,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       path,

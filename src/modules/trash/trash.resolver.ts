@@ -1,6 +1,6 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
-import { buildListRequest, mapList } from '../../core/pagination';
+import { buildListRequest } from '../../core/pagination';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, PurgeResultType, type PostView } from '../post/post.types';
@@ -10,7 +10,7 @@ export class TrashResolver {
   constructor(private readonly services: Services) {}
 
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: object) {
-    return mapList(await this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql'), presentPost);
+    return this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql');
   }
 
   @Query(() => PostPage)

@@ -1,10 +1,9 @@
-import { listRequestFromQuery, mapList } from '../../core/pagination';
+import { listRequestFromQuery } from '../../core/pagination';
 import { contextOf, type RouteDef } from '../../http/routes';
 import { snakeList } from '../../http/present';
 import type { Services } from '../services';
 import { fullPosts } from '../post/post.loaders';
 import { postJson } from '../post/post.routes';
-import { presentPost } from '../post/post.types';
 
 export function trashRoutes({ trash }: Services): RouteDef[] {
   return [
@@ -13,7 +12,7 @@ export function trashRoutes({ trash }: Services): RouteDef[] {
       path: '/trash',
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        const list = mapList(await trash.list(ctx, () => listRequestFromQuery(req.query), req.path), presentPost);
+        const list = await trash.list(ctx, () => listRequestFromQuery(req.query), req.path);
         res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
       },
     },

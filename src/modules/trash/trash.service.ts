@@ -4,6 +4,8 @@ import { AppError } from '../../core/errors';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { postViewSource } from '../post/post.queries';
+import type { PostView } from '../post/post.types';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
@@ -16,12 +18,11 @@ const WITH_TRASHED = { softDelete: false } as const;
 /** Role moderator or admin for everything here, checked before any lookup (CONTRACT 5). */
 export class TrashService {
   /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
-  async list(ctx: RequestContext, request: () => ListRequest, path: string): Promise<ListResult<Post>> {
+  async list(ctx: RequestContext, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
     await this.guard(ctx);
-    return paginate(ctx.em, Post, TRASHED, request(), {
+    return paginate(postViewSource(ctx, WITH_TRASHED), TRASHED, request(), {
       perPage: TRASH_PER_PAGE,
       orderBy: [{ deletedAt: 'desc' }, { id: 'desc' }],
-      filters: WITH_TRASHED,
       path,
     });
   }

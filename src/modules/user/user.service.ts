@@ -1,6 +1,6 @@
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { entitySource, paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
 
@@ -19,7 +19,7 @@ export class UserService {
 
   async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<User>> {
     await requireRole(ctx, 'admin');
-    return paginate(ctx.em, User, {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    return paginate(entitySource(ctx.em, User), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
   async softDelete(ctx: RequestContext, rawId: unknown): Promise<string> {
