@@ -52,7 +52,7 @@ export class PostResolver {
 
   @Query(() => PostType)
   async post(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return presentPost(await this.services.posts.get(ctx, id));
+    return this.services.posts.get(ctx, id);
   }
 
   @Mutation(() => PostType)

@@ -4,13 +4,13 @@ import { snake, snakeList } from '../../http/present';
 import type { Services } from '../services';
 import { presentComment } from '../comment/comment.types';
 import { fullComment, fullPost, fullPosts } from './post.loaders';
-import { presentPost } from './post.types';
-import type { Post } from './post.entity';
+import { presentPost, type PostView } from './post.types';
+import { Post } from './post.entity';
 import type { RequestContext } from '../../core/context';
 
 /** A post as REST shows it everywhere (CONTRACT 4): with author, comments and their count, snake_cased. */
-export async function postJson(ctx: RequestContext, post: Post): Promise<unknown> {
-  return snake(await fullPost(ctx, presentPost(post)));
+export async function postJson(ctx: RequestContext, post: Post | PostView): Promise<unknown> {
+  return snake(await fullPost(ctx, post instanceof Post ? presentPost(post) : post));
 }
 
 export function postRoutes({ posts, comments }: Services): RouteDef[] {

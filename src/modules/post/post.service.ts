@@ -32,9 +32,10 @@ export class PostService {
     });
   }
 
-  async get(ctx: RequestContext, rawId: unknown): Promise<Post> {
+  /** Read like a list item (one statement with the author), since a detail is only ever shown. */
+  async get(ctx: RequestContext, rawId: unknown): Promise<PostView> {
     const id = parseId(rawId, POST_NOT_FOUND);
-    const post = await ctx.em.findOne(Post, { id });
+    const [post] = (await postViewSource(ctx).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
     if (!post) throw AppError.notFound(POST_NOT_FOUND);
     return post;
   }
