@@ -154,7 +154,7 @@ describe('arguments without a REST body field get messages from their GraphQL ty
     expect(asRest(await api.gql(query, variables, { token }))).toEqual({ code: 'BAD_USER_INPUT', message: 'Validation failed', errors });
   });
 
-  it('one field error per argument when a variable feeds several fields; aliases do not rename the field', async () => {
+  it('a variable feeding two fields gives one field error (same name, same message); aliases do not rename the field', async () => {
     const g = await api.gql('mutation($t: String!) { a: createPost(title: $t, body: "b") { id } b: createTenantPost(title: $t, body: "b") { id } }', { t: 5 }, { token, headers: tenant });
     expect(asRest(g)).toEqual({ code: 'BAD_USER_INPUT', message: 'Validation failed', errors: [{ field: 'title', message: 'title must be a string' }] });
   });
