@@ -4,6 +4,7 @@ import { startEmbeddedPostgres, EmbeddedPostgresError, type EmbeddedPostgres } f
 import { initOrm, migrate } from '../src/db/orm';
 import { User, type Role } from '../src/modules/user/user.entity';
 import { Post } from '../src/modules/post/post.entity';
+import { nextFreeSlug, slugify } from '../src/modules/post/post.slug';
 import { Comment } from '../src/modules/comment/comment.entity';
 import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
 import { setBcryptCost } from '../src/modules/user/password';
@@ -11,8 +12,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * `npm run seed`: demo data in the database `npm start` uses (DATABASE_URL, else the embedded
- * PostgreSQL under DATA_DIR). Skips everything when the demo admin already exists.
- * Stop the server first when it uses the embedded database: one process owns that cluster.
+ * PostgreSQL under DATA_DIR). Skips everything when the demo admin already exists, so running it
+ * twice is harmless. A running `npm start` may keep running: the seed then uses that server's
+ * embedded cluster instead of starting one (startEmbeddedPostgres adopts it and leaves it up).
  */
 const PASSWORD = 'demo-password';
 const ADMIN_EMAIL = 'admin@example.com';
@@ -40,18 +42,11 @@ const TENANT_POSTS: { tenantId: number; title: string; body: string }[] = [
   { tenantId: 2, title: 'Globex: roadmap', body: 'Visible with x-tenant-id: 2 only.' },
 ];
 
-function slugify(title: string): string {
-  const slug = title.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200).replace(/-+$/, '');
-  return slug || 'post';
-}
-
-/** Taken slugs (trashed posts included) get -2, -3, … like the service does. */
+/** Taken slugs (trashed posts included) get -2, -3, …: the service's own rule (post.slug.ts). */
 async function freeSlug(em: EntityManager, title: string): Promise<string> {
   const base = slugify(title);
-  const taken = new Set((await em.find(Post, { slug: { $like: `${base}%` } }, { filters: { softDelete: false }, fields: ['slug'] })).map((p) => p.slug));
-  let slug = base;
-  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
-  return slug;
+  const taken = await em.find(Post, { slug: { $like: `${base}%` } }, { filters: { softDelete: false }, fields: ['slug'] });
+  return nextFreeSlug(base, taken.map((p) => p.slug));
 }
 
 async function seed(em: EntityManager): Promise<boolean> {
@@ -100,7 +95,9 @@ async function main(): Promise<void> {
   const orm = await initOrm({ clientUrl: url });
   try {
     await migrate(orm);
-    const created = await seed(orm.em.fork());
+    // One transaction: a seed that fails halfway leaves nothing, so the next run (which skips
+    // whenever the admin exists) does not mistake half the data for all of it.
+    const created = await orm.em.fork().transactional((em) => seed(em));
     const where = config.databaseUrl ? 'DATABASE_URL' : `the embedded database in ${config.dataDir}`;
     if (!created) {
       process.stdout.write(`Demo data already present in ${where} (${ADMIN_EMAIL} exists); nothing done.\n`);

@@ -2,7 +2,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
-import { buildUser } from './support/factories';
+import { buildUser, uniqueEmail } from './support/factories';
+import { buildPost } from './support/blog';
 import { checkedRest, openApiValidator } from './support/openapi';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { restRoutes } from '../src/modules';
@@ -196,6 +197,41 @@ describe('real responses match the document', () => {
     // /auth/me answers 401 Unauthenticated; a document claiming another message must make it throw.
     const strict = openApiValidator(JSON.parse(JSON.stringify(doc).replaceAll('"enum":["Unauthenticated","Invalid token","User not found"]', '"enum":["Something else"]')));
     await expect(checkedRest(app.url, strict)('GET', '/auth/me')).rejects.toThrow(/does not match openapi\.json/);
+  });
+
+  it('valid requests the suite sends match the documented request bodies, and the server takes them', async () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(doc as object, 'openapi');
+    const pointer = (path: string, method: string) => `openapi#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/${method}/requestBody/content/application~1json/schema`;
+    const requestProblems = (method: string, template: string, body: unknown) => {
+      const validate = ajv.compile({ $ref: pointer(template, method.toLowerCase()) });
+      return validate(body) ? [] : validate.errors!.map((e) => `${e.instancePath} ${e.message}`);
+    };
+    const { user, token } = await buildUser(app);
+    const email = uniqueEmail('doc');
+    const post = await buildPost(app, user);
+    const tenant = { 'x-tenant-id': '78' };
+    const requests: [method: string, template: string, path: string, body: unknown, opts: { token?: string; headers?: Record<string, string> }, status: number][] = [
+      ['POST', '/auth/register', '/auth/register', { name: 'Ada', email, password: 'password123' }, {}, 201],
+      // 6 letters, 12 bytes: the server takes it, so the document must (its old minLength 8 did not).
+      ['POST', '/auth/register', '/auth/register', { name: '  Padded  ', email: uniqueEmail('Doc.Mixed').toUpperCase(), password: 'пароль' }, {}, 201],
+      ['POST', '/auth/register', '/auth/register', { name: 'n'.repeat(255), email: uniqueEmail('max'), password: 'p'.repeat(72), role: 'admin' }, {}, 201],
+      ['POST', '/auth/login', '/auth/login', { email: email.toUpperCase(), password: 'password123' }, {}, 200],
+      ['POST', '/auth/forgot-password', '/auth/forgot-password', { email }, {}, 200],
+      // Well-formed, but no such secret was mailed: the shape is what is checked here.
+      ['POST', '/auth/reset-password', '/auth/reset-password', { token: 'a'.repeat(64), password: 'new-password' }, {}, 400],
+      ['POST', '/posts', '/posts', { title: 'Hello World', body: 'Text' }, { token }, 201],
+      ['POST', '/posts', '/posts', { title: 't'.repeat(255), body: 'b'.repeat(100_000), user_id: 999, published: true, slug: 'x' }, { token }, 201],
+      ['POST', '/posts/{id}/comments', `/posts/${post.id}/comments`, { body: 'First!' }, { token }, 201],
+      ['POST', '/posts/{id}/comments', `/posts/${post.id}/comments`, { body: 'c'.repeat(10_000) }, { token }, 201],
+      ['POST', '/tenant/posts', '/tenant/posts', { title: 'T', body: 'B', tenant_id: 79 }, { headers: tenant }, 201],
+    ];
+    for (const [method, template, path, body, opts, status] of requests) {
+      const label = `${method} ${template} ${JSON.stringify(body).slice(0, 80)}`;
+      expect({ label, problems: requestProblems(method, template, body) }).toEqual({ label, problems: [] });
+      expect({ label, status: (await api.rest(method, path, { ...opts, body })).status }).toEqual({ label, status });
+    }
   });
 
   it('unknown route → 404 Not found; wrong method → 405', async () => {

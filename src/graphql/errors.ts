@@ -6,7 +6,9 @@ import type { Logger } from '../core/logger';
 /**
  * The one place GraphQL turns errors into `errors[]` (CONTRACT 12): AppErrors keep their
  * message with their code; GraphQL's own parse/validation errors pass through; anything else
- * becomes INTERNAL_SERVER_ERROR with its message hidden.
+ * becomes INTERNAL_SERVER_ERROR with its message hidden. Argument values graphql-js refuses are
+ * then merged into one `Validation failed` with field errors by argument-errors.ts, which needs the
+ * parsed document this function does not get.
  */
 export function formatError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {

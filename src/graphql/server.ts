@@ -3,6 +3,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import type { GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
+import { argumentErrorsPlugin } from './argument-errors';
 import { formatError } from './errors';
 import { limitRules } from './limits';
 
@@ -28,6 +29,7 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
       // Apollo's own landing pages load from a CDN; the IDE is graphql/ide.ts, from local files.
       ApolloServerPluginLandingPageDisabled(),
       ...(opts.plugins ?? []),
+      argumentErrorsPlugin<RequestContext>(opts.log),
       {
         // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
         async requestDidStart() {

@@ -21,7 +21,7 @@ export const tenantPaths: Paths = {
       summary: 'Create a post for the current tenant',
       description: '`tenant_id` comes from the header, never from the body.',
       params: ['TenantId'],
-      body: ref('PostInput'),
+      body: ref('TenantPostInput'),
       success: { status: 201, description: 'The created tenant post', schema: ref('TenantPost') },
       errors: { 401: ['Unknown tenant'], ...DB_503 },
     }),

@@ -1,3 +1,4 @@
+import { requestBodySchemas } from './request-bodies';
 import { ref, type Schema } from './types';
 
 /** The JSON shapes of CONTRACT 4 (snake_case records, camelCase pagination keys of SPEC 2.7). */
@@ -107,32 +108,8 @@ export const schemas: Record<string, Schema> = {
   }),
   Error: object({ message: { type: 'string' } }, 'Every error other than 422.'),
   ValidationError: object({ message: { type: 'string' }, errors: { type: 'array', minItems: 1, items: ref('FieldError') } }, '422: every problem listed.'),
-  RegisterInput: {
-    type: 'object',
-    required: ['name', 'email', 'password'],
-    properties: {
-      name: { type: 'string', minLength: 1, maxLength: 255, description: '1–255 characters after trimming' },
-      email: { type: 'string', format: 'email', maxLength: 255, description: 'trimmed and lower-cased; unique case-insensitively' },
-      password: { type: 'string', minLength: 8, description: '8–72 bytes of UTF-8 (bcrypt limit; longer is rejected)' },
-    },
-  },
-  LoginInput: { type: 'object', required: ['email', 'password'], properties: { email: { type: 'string' }, password: { type: 'string' } } },
-  ForgotPasswordInput: { type: 'object', required: ['email'], properties: { email: { type: 'string', format: 'email' } } },
-  ResetPasswordInput: {
-    type: 'object',
-    required: ['token', 'password'],
-    properties: {
-      token: { type: 'string', description: 'the 64-hex secret from the email' },
-      password: { type: 'string', minLength: 8, description: '8–72 bytes of UTF-8' },
-    },
-  },
-  PostInput: {
-    type: 'object',
-    required: ['title', 'body'],
-    properties: { title: { type: 'string', minLength: 1, maxLength: 255 }, body: { type: 'string', minLength: 1, maxLength: 100000 } },
-    description: 'Other fields (user_id, published, slug, ...) are ignored.',
-  },
-  CommentInput: { type: 'object', required: ['body'], properties: { body: { type: 'string', minLength: 1, maxLength: 10000 } } },
+  // Request bodies: derived from the zod inputs (request-bodies.ts).
+  ...requestBodySchemas,
   GraphQLRequest: {
     type: 'object',
     required: ['query'],

@@ -1,0 +1,50 @@
+import type { AnyZodObject } from 'zod';
+import { forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput } from '../modules/auth/auth.inputs';
+import { createCommentInput } from '../modules/comment/comment.inputs';
+import { createPostInput } from '../modules/post/post.inputs';
+import { createTenantPostInput } from '../modules/tenant-post/tenant-post.inputs';
+import { jsonSchemaOf } from './from-zod';
+import type { Schema } from './types';
+
+/**
+ * The documented request bodies, derived from the zod inputs the routes parse them with
+ * (from-zod.ts), plus what zod hides in refinements and what a reader should know.
+ */
+const passwordBytes: Schema = {
+  // The rule is 8–72 bytes of UTF-8, which JSON Schema cannot count. A code point is 1–4 bytes, so
+  // 8 bytes may be 2 characters and 72 bytes at most 72: these bounds never refuse a password the
+  // server takes (e.g. `пароль`, 6 letters, 12 bytes), which `minLength: 8` did.
+  minLength: 2,
+  maxLength: MAX_PASSWORD_BYTES,
+  description: `8–${MAX_PASSWORD_BYTES} bytes of UTF-8 (bcrypt reads ${MAX_PASSWORD_BYTES} bytes; longer is rejected, never truncated). ASCII: 8–${MAX_PASSWORD_BYTES} characters.`,
+};
+
+type Notes = { description?: string; properties?: Record<string, Schema> };
+
+function body(input: AnyZodObject, notes: Notes = {}): Schema {
+  const schema = jsonSchemaOf(input) as Schema & { properties: Record<string, Schema> };
+  for (const [key, extra] of Object.entries(notes.properties ?? {})) {
+    if (!schema.properties[key]) throw new Error(`request body note for unknown field ${key}`);
+    schema.properties[key] = { ...schema.properties[key], ...extra };
+  }
+  return notes.description ? { ...schema, description: notes.description } : schema;
+}
+
+const trimmed = (what: string) => ({ description: `${what}; counted after trimming` });
+const email = { description: 'trimmed and lower-cased; unique case-insensitively' };
+const IGNORED = 'Other fields (user_id, published, slug, ...) are ignored.';
+
+/** Component name → the zod input behind it and the schema documented for it. */
+export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schema }> = Object.fromEntries(
+  Object.entries({
+    RegisterInput: [registerInput, { properties: { name: trimmed('1–255 characters'), email, password: passwordBytes } }],
+    LoginInput: [loginInput, { description: 'Only presence and type are checked: a wrong password of any length is 401.', properties: { email: { description: 'matched case-insensitively' } } }],
+    ForgotPasswordInput: [forgotPasswordInput, { properties: { email: { description: 'the answer is the same whether or not the email exists' } } }],
+    ResetPasswordInput: [resetPasswordInput, { properties: { token: { description: 'the 64-hex secret from the email' }, password: passwordBytes } }],
+    PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }],
+    CommentInput: [createCommentInput, { properties: { body: trimmed('1–10,000 characters') } }],
+    TenantPostInput: [createTenantPostInput, { description: '`tenant_id` comes from the header; other fields are ignored.', properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }],
+  } satisfies Record<string, [AnyZodObject, Notes]>).map(([name, [input, notes]]) => [name, { input, schema: body(input, notes) }]),
+);
+
+export const requestBodySchemas: Record<string, Schema> = Object.fromEntries(Object.entries(REQUEST_BODIES).map(([name, { schema }]) => [name, schema]));
