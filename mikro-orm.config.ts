@@ -9,10 +9,12 @@ export interface OrmOptions {
   /** Receives every SQL statement (tests count them per request). */
   onQuery?: (sql: string) => void;
   poolMax?: number;
+  /** Log statements with their parameters written in (bench/explain.ts replays them); never in the service. */
+  inlineParams?: boolean;
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, onQuery, poolMax = 10 }: OrmOptions): Options {
+export function ormConfig({ clientUrl, onQuery, poolMax = 10, inlineParams = false }: OrmOptions): Options {
   return defineConfig({
     clientUrl,
     entities,
@@ -35,7 +37,7 @@ export function ormConfig({ clientUrl, onQuery, poolMax = 10 }: OrmOptions): Opt
       snapshot: false,
       tableName: 'mikro_orm_migrations',
     },
-    debug: onQuery ? ['query'] : false,
+    debug: onQuery ? (inlineParams ? ['query', 'query-params'] : ['query']) : false,
     colors: false,
     logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
   });

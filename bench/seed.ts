@@ -69,7 +69,7 @@ export async function fill(c: Client, counts: SeedCounts): Promise<void> {
   // every other post is published, every TRASH_EVERY-th is trashed; slugs are unique by id.
   await c.query(
     `insert into posts (id, created_at, updated_at, user_id, title, slug, body, published, published_at, deleted_at)
-     select i, t, t, 1 + (i * 7919) % $2,
+     select i, t, t, 1 + (i::bigint * 7919) % $2,
             'Post ' || i || ' on ' || left(md5(i::text), 12),
             'post-' || i || '-on-' || left(md5(i::text), 12),
             repeat(md5(i::text) || ' ', 16),
@@ -82,7 +82,7 @@ export async function fill(c: Client, counts: SeedCounts): Promise<void> {
   await c.query(
     `insert into comments (id, created_at, updated_at, post_id, user_id, body)
      select j, t, t, pid, 1 + (j * 31) % $3, 'Comment ' || j || ': ' || repeat(md5(j::text), 3)
-     from (select j, 1 + (j * 7919) % $2 as pid from generate_series(1, $1) j) s,
+     from (select j, 1 + (j::bigint * 7919) % $2 as pid from generate_series(1, $1) j) s,
           lateral (select $4::timestamptz - (($2 - pid) * interval '20 minutes') + ((j % 997) * interval '1 second') as t) tt`,
     [counts.comments, counts.posts, counts.users, base],
   );
