@@ -4,6 +4,7 @@ import { clients } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
 import { buildComment, buildPost, sql } from './support/blog';
 import { asTenant, freshTenant } from './support/tenants';
+import { startMailbox, type Mailbox } from './support/mailbox';
 
 /**
  * Contract-conformance pass (CONTRACT 4, 5, 7, 8, 12, 13): exact key sets, ids that are not
@@ -11,6 +12,7 @@ import { asTenant, freshTenant } from './support/tenants';
  * GraphQL code of each operation's errors.
  */
 let app: TestApp;
+let mailbox: Mailbox;
 let api: ReturnType<typeof clients>;
 let admin: { token: string; id: number };
 let mod: { token: string; id: number };
@@ -18,7 +20,8 @@ let writer: { token: string; id: number };
 let other: { token: string; id: number };
 
 beforeAll(async () => {
-  app = await startTestApp();
+  mailbox = await startMailbox();
+  app = await startTestApp({ SMTP_URL: mailbox.url });
   api = clients(app.url);
   const mk = async (role: 'admin' | 'moderator' | 'user') => {
     const u = await buildUser(app, { role });
@@ -29,7 +32,10 @@ beforeAll(async () => {
   writer = await mk('user');
   other = await mk('user');
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await mailbox.close();
+});
 
 const USER_KEYS = ['created_at', 'email', 'email_verified_at', 'id', 'name', 'role', 'updated_at'];
 const POST_KEYS = ['body', 'comments', 'comments_count', 'created_at', 'deleted_at', 'id', 'published', 'published_at', 'slug', 'title', 'updated_at', 'user', 'user_id'];
@@ -462,8 +468,9 @@ describe('CONTRACT 6: token kinds and lifetimes', () => {
     expect(access.payload.id).toBe(reg.body.user.id);
     expect(access.payload.exp! - access.payload.iat!).toBe(7 * 24 * 3600);
 
-    const [mail] = await sql(app, `select text from mail_outbox where to_address = ? and subject = 'Verify your email'`, [email]);
-    const link = /http:\/\/app\.test\/verify-email#token=(\S+)/.exec(mail.text);
+    // Read from the delivered mail: the outbox keeps no copy of the token once it is sent.
+    const [mail] = await mailbox.waitFor(email, 'Verify your email');
+    const link = /http:\/\/app\.test\/verify-email#token=(\S+)/.exec(mail.text ?? '');
     expect(link).not.toBeNull();
     const verify = jwt.decode(link![1]) as jwt.JwtPayload;
     expect(verify).toMatchObject({ id: reg.body.user.id, purpose: 'verify-email' });
