@@ -425,23 +425,51 @@ describe('CONTRACT 7: precedence 404 → 405 → 413 → 400 → 401 → 404 →
 });
 
 describe('CONTRACT 6: only HS256; the payload id must be a user id', () => {
-  it('HS384 / HS512 with the right secret, or a non-integer id → 401', async () => {
+  /**
+   * The writer's real claims. With a stale token version every forged token below would be
+   * refused for that reason alone, and the tests would prove nothing about algorithm or expiry.
+   */
+  async function writerClaims() {
+    const [{ token_version: tv }] = await sql<{ token_version: number }>(app, 'select token_version from users where id = ?', [writer.id]);
+    expect((jwt.decode(writer.token) as jwt.JwtPayload).tv).toBe(tv);
+    return { id: writer.id, tv };
+  }
+  const me = async (token: string) => {
+    const r = await api.rest('GET', '/auth/me', { token });
+    return [r.status, r.status === 200 ? r.body.id : r.body];
+  };
+
+  it('HS384 / HS512 with the right secret, an expired token, or a non-integer id → 401; the same claims as HS256, unexpired → 200', async () => {
     const secret = app.config.jwtSecret!;
+    const claims = await writerClaims();
+    // Positive control: these claims, signed as the service signs, are accepted.
+    expect(await me(jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn: '7d' }))).toEqual([200, writer.id]);
     for (const algorithm of ['HS384', 'HS512'] as const) {
-      const token = jwt.sign({ id: writer.id, tv: 0 }, secret, { algorithm, expiresIn: '7d' });
+      const token = jwt.sign(claims, secret, { algorithm, expiresIn: '7d' });
       const r = await api.rest('GET', '/auth/me', { token });
       expect([algorithm, r.status, r.body]).toEqual([algorithm, 401, { message: 'Invalid token' }]);
       const g = await api.gql('{ me { id } }', undefined, { token });
       expect(g.errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
     }
     for (const id of ['1', 1.5, -1, 0, null, 2 ** 40]) {
-      const token = jwt.sign({ id, tv: 0 }, secret, { algorithm: 'HS256', expiresIn: '7d' });
+      const token = jwt.sign({ ...claims, id }, secret, { algorithm: 'HS256', expiresIn: '7d' });
       const r = await api.rest('GET', '/auth/me', { token });
       expect(r.status).toBe(401);
       expect(['Invalid token', 'User not found']).toContain(r.body.message);
     }
-    const expired = jwt.sign({ id: writer.id, tv: 0, exp: Math.floor(Date.now() / 1000) - 10 }, secret, { algorithm: 'HS256' });
-    expect((await api.rest('GET', '/auth/me', { token: expired })).body).toEqual({ message: 'Invalid token' });
+    const expired = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }, secret, { algorithm: 'HS256' });
+    expect(await me(expired)).toEqual([401, { message: 'Invalid token' }]);
+  });
+
+  it('an access token without exp → 401 Invalid token (access tokens last 7 days, not forever)', async () => {
+    const secret = app.config.jwtSecret!;
+    const claims = await writerClaims();
+    expect(await me(jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn: '7d' }))).toEqual([200, writer.id]);
+    const forever = jwt.sign(claims, secret, { algorithm: 'HS256' });
+    expect((jwt.decode(forever) as jwt.JwtPayload).exp).toBeUndefined();
+    expect(await me(forever)).toEqual([401, { message: 'Invalid token' }]);
+    const g = await api.gql('{ me { id } }', undefined, { token: forever });
+    expect(g.errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
   });
 });
 
