@@ -4,6 +4,7 @@ import { clients } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
 import { startMailbox, resetSecretOf, verifyTokenOf, type Mailbox } from './support/mailbox';
 import { outboxCount, query, sha256, USER_SHAPE } from './support/accounts';
+import { User } from '../src/modules/user/user.entity';
 
 let app: TestApp;
 let mailbox: Mailbox;
@@ -134,6 +135,47 @@ describe('POST /auth/register and mutation register', () => {
     expect(max.status).toBe(201);
     // Four 2-byte characters are 8 bytes: the minimum.
     expect((await api.rest('POST', '/auth/register', { body: { name: 'A', email: uniqueEmail(), password: 'éééé' } })).status).toBe(201);
+  });
+});
+
+describe('passwords are hashed by the entity, whatever path sets them', () => {
+  const BCRYPT_4 = /^\$2b\$04\$[./A-Za-z0-9]{53}$/;
+
+  it('a user created through the ORM with a plain password is stored as a bcrypt hash and can log in', async () => {
+    const em = app.orm.em.fork();
+    const email = uniqueEmail('orm');
+    const user = em.create(User, { name: 'Orm', email, password: 'plain-password-1' } as User);
+    await em.flush();
+    const [row] = await query<{ password: string }>(app, 'select password from users where id = ?', [user.id]);
+    expect(row.password).toMatch(BCRYPT_4);
+    expect(user.password).toBe(row.password);
+    const res = await api.rest('POST', '/auth/login', { body: { email, password: 'plain-password-1' } });
+    expect(res.status).toBe(200);
+    expect(res.body.user.id).toBe(user.id);
+  });
+
+  it('assigning a plain password to a loaded user stores its hash and revokes the older tokens', async () => {
+    const { user, token } = await buildUser(app);
+    const em = app.orm.em.fork();
+    const loaded = await em.findOneOrFail(User, { id: user.id });
+    loaded.password = 'assigned-password';
+    await em.flush();
+    const [row] = await query<{ password: string }>(app, 'select password from users where id = ?', [user.id]);
+    expect(row.password).toMatch(BCRYPT_4);
+    expect((await api.rest('GET', '/auth/me', { token })).body).toEqual({ message: 'Invalid token' });
+    expect((await api.rest('POST', '/auth/login', { body: { email: user.email, password: 'password123' } })).status).toBe(401);
+    expect((await api.rest('POST', '/auth/login', { body: { email: user.email, password: 'assigned-password' } })).status).toBe(200);
+  });
+
+  it('an update that leaves the password alone keeps the hash and the tokens', async () => {
+    const { user, token } = await buildUser(app);
+    const [before] = await query<{ password: string }>(app, 'select password from users where id = ?', [user.id]);
+    const em = app.orm.em.fork();
+    const loaded = await em.findOneOrFail(User, { id: user.id });
+    loaded.name = 'Renamed';
+    await em.flush();
+    expect(await query(app, 'select password, name from users where id = ?', [user.id])).toEqual([{ password: before.password, name: 'Renamed' }]);
+    expect((await api.rest('GET', '/auth/me', { token })).status).toBe(200);
   });
 });
 
