@@ -4,6 +4,7 @@ import { buildUser, uniqueEmail } from './support/factories';
 import { awaitWindowRoom } from './support/mailbox';
 import { query } from './support/accounts';
 import { loadConfig } from '../src/config/config';
+import { silentLogger } from '../src/core/logger';
 import { hashPassword, setBcryptCost } from '../src/modules/user/password';
 
 const LOGIN = `mutation($email: String!, $password: String!) { login(email: $email, password: $password) { token } }`;
@@ -15,9 +16,12 @@ describe('login throttling: 10 failures per (email, IP) in 15 minutes', () => {
   beforeAll(async () => {
     app = await startTestApp();
     api = clients(app.url);
-    await awaitWindowRoom(15 * 60_000, 30_000);
-  }, 60_000);
+  });
   afterAll(() => app.close());
+
+  /** Moves the recorded attempts of matching keys `seconds` into the past, as if that time had gone by. */
+  const ageAttempts = (keyPattern: string, seconds: number) =>
+    query(app, `update rate_attempts set at = at - make_interval(secs => ?), expires_at = expires_at - make_interval(secs => ?) where key like ?`, [seconds, seconds, keyPattern]);
 
   const fail = async (email: string, i: number) => {
     if (i % 2) {
@@ -45,9 +49,56 @@ describe('login throttling: 10 failures per (email, IP) in 15 minutes', () => {
     const other = await buildUser(app);
     expect((await api.rest('POST', '/auth/login', { body: { email: other.user.email, password } })).status).toBe(200);
 
-    // When the window has passed (moved into the past here), the right password works again.
-    await query(app, `update rate_limits set window_start = window_start - interval '15 minutes' where key like ?`, [`login:${user.email}:%`]);
+    // When the window has passed (the failures moved into the past here), the right password works again.
+    await ageAttempts(`login:${user.email}:%`, 15 * 60 + 1);
     expect((await api.rest('POST', '/auth/login', { body: { email: user.email, password } })).status).toBe(200);
+  });
+
+  it('a parallel burst of 15 wrong passwords for one (email, IP): exactly 10 answer 401 and 5 answer 429; then the right password is 429', async () => {
+    const { user, password } = await buildUser(app);
+    const results = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => api.rest('POST', '/auth/login', { body: { email: user.email, password: `wrong-${i}` } })),
+    );
+    const rejected = results.filter((r) => r.status === 401);
+    const limited = results.filter((r) => r.status === 429);
+    expect([rejected.length, limited.length]).toEqual([10, 5]);
+    for (const r of rejected) expect(r.body).toEqual({ message: 'Invalid credentials' });
+    for (const r of limited) {
+      expect(r.body).toEqual({ message: 'Too many requests' });
+      expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+    }
+    const res = await api.rest('POST', '/auth/login', { body: { email: user.email, password } });
+    expect(res.status).toBe(429);
+    expect(res.body).toEqual({ message: 'Too many requests' });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+  });
+
+  it('the window slides: failures 14 minutes old still count, and Retry-After is when the oldest one leaves it', async () => {
+    const { user, password } = await buildUser(app);
+    for (let i = 0; i < 10; i++) await fail(user.email, i);
+    // A fixed 15-minute window would have started afresh in between; a sliding one still holds them.
+    await ageAttempts(`login:${user.email}:%`, 14 * 60);
+    const res = await api.rest('POST', '/auth/login', { body: { email: user.email, password } });
+    expect(res.status).toBe(429);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(55);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    await ageAttempts(`login:${user.email}:%`, 61);
+    expect((await api.rest('POST', '/auth/login', { body: { email: user.email, password } })).status).toBe(200);
+  });
+
+  it('the cleanup job deletes attempts that left their window, and only those', async () => {
+    const email = uniqueEmail('old');
+    for (let i = 0; i < 3; i++) await fail(email, i);
+    await ageAttempts(`login:${email}:%`, 15 * 60 + 1);
+    const fresh = uniqueEmail('fresh');
+    await fail(fresh, 1);
+    const job = app.built.services.limits.cleanupJob(app.orm, silentLogger);
+    await job.runNow();
+    const left = await query<{ key: string }>(app, 'select key from rate_attempts where key like ? or key like ?', [`login:${email}:%`, `login:${fresh}:%`]);
+    expect(left.map((r) => r.key.split(':')[1])).toEqual([fresh]);
   });
 
   it('unknown emails count too', async () => {

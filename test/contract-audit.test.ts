@@ -4,6 +4,7 @@ import { clients } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
 import { buildComment, buildPost, sql } from './support/blog';
 import { asTenant, freshTenant } from './support/tenants';
+import { startMailbox, type Mailbox } from './support/mailbox';
 
 /**
  * Contract-conformance pass (CONTRACT 4, 5, 7, 8, 12, 13): exact key sets, ids that are not
@@ -11,6 +12,7 @@ import { asTenant, freshTenant } from './support/tenants';
  * GraphQL code of each operation's errors.
  */
 let app: TestApp;
+let mailbox: Mailbox;
 let api: ReturnType<typeof clients>;
 let admin: { token: string; id: number };
 let mod: { token: string; id: number };
@@ -18,7 +20,8 @@ let writer: { token: string; id: number };
 let other: { token: string; id: number };
 
 beforeAll(async () => {
-  app = await startTestApp();
+  mailbox = await startMailbox();
+  app = await startTestApp({ SMTP_URL: mailbox.url });
   api = clients(app.url);
   const mk = async (role: 'admin' | 'moderator' | 'user') => {
     const u = await buildUser(app, { role });
@@ -29,7 +32,10 @@ beforeAll(async () => {
   writer = await mk('user');
   other = await mk('user');
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await mailbox.close();
+});
 
 const USER_KEYS = ['created_at', 'email', 'email_verified_at', 'id', 'name', 'role', 'updated_at'];
 const POST_KEYS = ['body', 'comments', 'comments_count', 'created_at', 'deleted_at', 'id', 'published', 'published_at', 'slug', 'title', 'updated_at', 'user', 'user_id'];
@@ -419,23 +425,51 @@ describe('CONTRACT 7: precedence 404 → 405 → 413 → 400 → 401 → 404 →
 });
 
 describe('CONTRACT 6: only HS256; the payload id must be a user id', () => {
-  it('HS384 / HS512 with the right secret, or a non-integer id → 401', async () => {
+  /**
+   * The writer's real claims. With a stale token version every forged token below would be
+   * refused for that reason alone, and the tests would prove nothing about algorithm or expiry.
+   */
+  async function writerClaims() {
+    const [{ token_version: tv }] = await sql<{ token_version: number }>(app, 'select token_version from users where id = ?', [writer.id]);
+    expect((jwt.decode(writer.token) as jwt.JwtPayload).tv).toBe(tv);
+    return { id: writer.id, tv };
+  }
+  const me = async (token: string) => {
+    const r = await api.rest('GET', '/auth/me', { token });
+    return [r.status, r.status === 200 ? r.body.id : r.body];
+  };
+
+  it('HS384 / HS512 with the right secret, an expired token, or a non-integer id → 401; the same claims as HS256, unexpired → 200', async () => {
     const secret = app.config.jwtSecret!;
+    const claims = await writerClaims();
+    // Positive control: these claims, signed as the service signs, are accepted.
+    expect(await me(jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn: '7d' }))).toEqual([200, writer.id]);
     for (const algorithm of ['HS384', 'HS512'] as const) {
-      const token = jwt.sign({ id: writer.id, tv: 0 }, secret, { algorithm, expiresIn: '7d' });
+      const token = jwt.sign(claims, secret, { algorithm, expiresIn: '7d' });
       const r = await api.rest('GET', '/auth/me', { token });
       expect([algorithm, r.status, r.body]).toEqual([algorithm, 401, { message: 'Invalid token' }]);
       const g = await api.gql('{ me { id } }', undefined, { token });
       expect(g.errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
     }
     for (const id of ['1', 1.5, -1, 0, null, 2 ** 40]) {
-      const token = jwt.sign({ id, tv: 0 }, secret, { algorithm: 'HS256', expiresIn: '7d' });
+      const token = jwt.sign({ ...claims, id }, secret, { algorithm: 'HS256', expiresIn: '7d' });
       const r = await api.rest('GET', '/auth/me', { token });
       expect(r.status).toBe(401);
       expect(['Invalid token', 'User not found']).toContain(r.body.message);
     }
-    const expired = jwt.sign({ id: writer.id, tv: 0, exp: Math.floor(Date.now() / 1000) - 10 }, secret, { algorithm: 'HS256' });
-    expect((await api.rest('GET', '/auth/me', { token: expired })).body).toEqual({ message: 'Invalid token' });
+    const expired = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }, secret, { algorithm: 'HS256' });
+    expect(await me(expired)).toEqual([401, { message: 'Invalid token' }]);
+  });
+
+  it('an access token without exp → 401 Invalid token (access tokens last 7 days, not forever)', async () => {
+    const secret = app.config.jwtSecret!;
+    const claims = await writerClaims();
+    expect(await me(jwt.sign(claims, secret, { algorithm: 'HS256', expiresIn: '7d' }))).toEqual([200, writer.id]);
+    const forever = jwt.sign(claims, secret, { algorithm: 'HS256' });
+    expect((jwt.decode(forever) as jwt.JwtPayload).exp).toBeUndefined();
+    expect(await me(forever)).toEqual([401, { message: 'Invalid token' }]);
+    const g = await api.gql('{ me { id } }', undefined, { token: forever });
+    expect(g.errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
   });
 });
 
@@ -462,8 +496,9 @@ describe('CONTRACT 6: token kinds and lifetimes', () => {
     expect(access.payload.id).toBe(reg.body.user.id);
     expect(access.payload.exp! - access.payload.iat!).toBe(7 * 24 * 3600);
 
-    const [mail] = await sql(app, `select text from mail_outbox where to_address = ? and subject = 'Verify your email'`, [email]);
-    const link = /http:\/\/app\.test\/verify-email#token=(\S+)/.exec(mail.text);
+    // Read from the delivered mail: the outbox keeps no copy of the token once it is sent.
+    const [mail] = await mailbox.waitFor(email, 'Verify your email');
+    const link = /http:\/\/app\.test\/verify-email#token=(\S+)/.exec(mail.text ?? '');
     expect(link).not.toBeNull();
     const verify = jwt.decode(link![1]) as jwt.JwtPayload;
     expect(verify).toMatchObject({ id: reg.body.user.id, purpose: 'verify-email' });

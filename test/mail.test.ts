@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { simpleParser } from 'mailparser';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
-import { buildUser } from './support/factories';
-import { freePort, resetSecretOf, startMailbox, type Mailbox } from './support/mailbox';
+import { buildUser, uniqueEmail } from './support/factories';
+import { freePort, resetSecretOf, startMailbox, verifyTokenOf, type Mailbox } from './support/mailbox';
 import { query } from './support/accounts';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
@@ -110,5 +110,58 @@ describe('mail without SMTP_URL (development)', () => {
     expect(mail.subject).toBe('Reset your password');
     expect(mail.text).toContain(`http://app.test/reset-password#token=${resetSecretOf(mail)}`);
     expect(JSON.stringify(mail.to)).toContain(user.email);
+  });
+});
+
+describe('mail outbox after sending', () => {
+  let app: TestApp;
+  let mailbox: Mailbox;
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    app = await startTestApp({ SMTP_URL: mailbox.url });
+  });
+  afterAll(async () => {
+    await app.close();
+    await mailbox.close();
+  });
+
+  const sentRow = (to: string, subject: string) =>
+    until(`"${subject}" to ${to} marked sent`, async () => {
+      const rows = await query<{ sent_at: Date | null }>(app, 'select sent_at from mail_outbox where to_address = ? and subject = ?', [to, subject]);
+      return rows.length === 1 && rows[0].sent_at ? rows[0] : null;
+    });
+
+  it('keeps neither the reset secret nor the verification token once the mail is sent', async () => {
+    const api = clients(app.url);
+    const { user } = await buildUser(app);
+    expect((await api.rest('POST', '/auth/forgot-password', { body: { email: user.email } })).status).toBe(200);
+    const secret = resetSecretOf((await mailbox.waitFor(user.email, 'Reset your password'))[0]);
+    await sentRow(user.email, 'Reset your password');
+
+    const email = uniqueEmail('outbox');
+    expect((await api.rest('POST', '/auth/register', { body: { name: 'Out', email, password: 'password123' } })).status).toBe(201);
+    const token = verifyTokenOf((await mailbox.waitFor(email, 'Verify your email'))[0]);
+    await sentRow(email, 'Verify your email');
+
+    const everything = JSON.stringify(await query(app, 'select * from mail_outbox'));
+    expect(everything).toContain(user.email);
+    expect(everything).not.toContain(secret);
+    expect(everything).not.toContain(token);
+    // The secret still works: only the copy in the outbox is gone.
+    expect((await api.rest('POST', '/auth/reset-password', { body: { token: secret, password: 'password456' } })).status).toBe(200);
+  });
+
+  it('the cleanup job deletes rows sent more than a day ago, and only those', async () => {
+    const em = app.orm.em.fork();
+    for (const subject of ['old', 'recent', 'unsent']) app.built.services.mail.enqueue(em, { to: 'cleanup@example.test', subject, text: 'hello' });
+    await em.flush();
+    await mailbox.waitFor('cleanup@example.test', undefined, 3);
+    await sentRow('cleanup@example.test', 'unsent');
+    await query(app, `update mail_outbox set sent_at = now() - interval '25 hours' where to_address = 'cleanup@example.test' and subject = 'old'`);
+    await query(app, `update mail_outbox set sent_at = now() - interval '23 hours' where to_address = 'cleanup@example.test' and subject = 'recent'`);
+    await query(app, `update mail_outbox set sent_at = null, next_attempt_at = now() + interval '1 hour', created_at = now() - interval '3 days' where to_address = 'cleanup@example.test' and subject = 'unsent'`);
+    await app.built.services.mail.cleanup.runNow();
+    const left = await query<{ subject: string }>(app, `select subject from mail_outbox where to_address = 'cleanup@example.test' order by subject`);
+    expect(left.map((r) => r.subject)).toEqual(['recent', 'unsent']);
   });
 });

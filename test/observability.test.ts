@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import express from 'express';
+import { GraphQLError } from 'graphql';
 import type { AddressInfo } from 'node:net';
 import { startTestApp, type TestApp } from './support/harness';
-import { clients } from './support/client';
+import { clients, rest } from './support/client';
 import { buildUser } from './support/factories';
 import { createPinoLogger, wantsPrettyLogs } from '../src/core/logger';
 import { contextMiddleware } from '../src/http/context.middleware';
@@ -120,6 +122,71 @@ describe('structured logs', () => {
     expect(wantsPrettyLogs('development', false)).toBe(false);
     expect(wantsPrettyLogs('production', true)).toBe(false);
     expect(wantsPrettyLogs('test', true)).toBe(false);
+  });
+});
+
+describe('database errors in logs', () => {
+  /** The err objects of the lines written since `before`. */
+  const errsSince = (before: number) => lines.slice(before).map((l) => (JSON.parse(l) as { err?: Record<string, unknown> }).err).filter(Boolean);
+  const failing = (sql: string, params: unknown[]) => app.orm.em.fork().execute(sql, params as never[]).then(() => { throw new Error('the query did not fail'); }, (e: unknown) => e);
+
+  it('show class, SQLSTATE, constraint and table and the driver message, never the SQL or its values', async () => {
+    const secret = randomBytes(32).toString('hex');
+    const { user } = await buildUser(app);
+    const tooLong = await failing('insert into password_reset_tokens (email, token) values (?, ?)', ['someone@example.test', `${secret}${secret}`]);
+    // PostgreSQL's detail names the duplicate value: "Key (email)=(...) already exists."
+    const duplicate = await failing('insert into users (created_at, updated_at, name, email, password) values (now(), now(), ?, ?, ?)', ['Dup', user.email, `$2b$04$${secret}`]);
+    // Here the driver's own message quotes the value: invalid input syntax for type integer: "...".
+    const badInt = await failing('select ?::int as n', [secret]);
+    const before = lines.length;
+    log.error({ err: tooLong }, 'request failed');
+    log.error({ err: duplicate }, 'request failed');
+    log.error({ err: badInt }, 'request failed');
+    // As graphql/errors.ts may hand it over: a GraphQLError whose message is the database error's.
+    log.error({ err: new GraphQLError((duplicate as Error).message, { originalError: duplicate as Error }) }, 'resolver failed');
+    const out = lines.slice(before).join('');
+    expect(out).not.toContain(secret);
+    expect(out).not.toContain(user.email);
+    expect(out).not.toMatch(/insert into|select \?|::int/i);
+    const [a, b, c, d] = errsSince(before);
+    const frames = expect.stringMatching(/^\s+at /);
+    expect(a).toEqual({ type: 'DriverException', code: '22001', message: 'value too long for type character varying(64)', stack: frames });
+    expect(b).toEqual({
+      type: 'UniqueConstraintViolationException', code: '23505', constraint: 'users_email_unique', table: 'users',
+      message: 'duplicate key value violates unique constraint "users_email_unique"', stack: frames,
+    });
+    expect(c).toEqual({ type: 'DriverException', code: '22P02', message: 'invalid input syntax for type integer: "?"', stack: frames });
+    expect(d).toEqual({ ...b, wrappedIn: ['GraphQLError'] });
+  });
+
+  it('a failed outbox insert behind a 500 is logged without the mail it carried', async () => {
+    const { user } = await buildUser(app);
+    const em = app.orm.em.fork();
+    await em.execute(`create function refuse_mail() returns trigger language plpgsql as $$ begin raise exception 'outbox refused'; end $$`);
+    await em.execute('create trigger refuse_mail before insert on mail_outbox for each row execute function refuse_mail()');
+    try {
+      const before = lines.length;
+      // Unchecked: the OpenAPI document rightly lists no 500.
+      const res = await rest(app.url, 'POST', '/auth/forgot-password', { body: { email: user.email }, headers: { 'x-request-id': 'log-outbox-failure' } });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ message: 'Internal server error' });
+      const out = lines.slice(before).join('');
+      expect(out).not.toMatch(/[0-9a-f]{64}/);
+      expect(out).not.toContain('reset-password#token');
+      expect(out).not.toContain(user.email);
+      const failed = parsed().slice(before).find((l) => l.msg === 'request failed' && l.requestId === 'log-outbox-failure');
+      expect(failed?.err).toMatchObject({ code: 'P0001', message: 'outbox refused' });
+    } finally {
+      await em.execute('drop trigger refuse_mail on mail_outbox');
+      await em.execute('drop function refuse_mail()');
+    }
+  });
+
+  it('other errors keep their message and stack', () => {
+    const before = lines.length;
+    log.error({ err: new TypeError('plain failure') }, 'request failed');
+    const [err] = errsSince(before);
+    expect(err).toMatchObject({ type: 'TypeError', message: 'plain failure', stack: expect.stringContaining('TypeError: plain failure\n    at ') });
   });
 });
 

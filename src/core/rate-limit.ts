@@ -4,9 +4,12 @@ import { intervalJob, type BackgroundJob } from './jobs';
 import type { Logger } from './logger';
 
 /**
- * Fixed-window counters in PostgreSQL (table rate_limits), so every instance sees the same
- * numbers. A window is aligned to a multiple of its length; `hit` is one atomic upsert, so
- * concurrent requests never lose a count.
+ * Limits kept in PostgreSQL, so every instance sees the same numbers.
+ *
+ * - `hit`: fixed-window counters (table rate_limits), one atomic upsert per hit. Cheap; a burst
+ *   over a window boundary can reach twice the limit, which is fine for the per-IP budget.
+ * - `attempt`: sliding windows (table rate_attempts, one row per counted attempt), for the limits
+ *   that guard secrets and mailboxes, where that doubling is not acceptable.
  */
 export interface WindowCount {
   count: number;
@@ -14,13 +17,15 @@ export interface WindowCount {
   retryAfter: number;
 }
 
+export type AttemptResult = { allowed: true } | { allowed: false; retryAfter: number };
+
 function windowOf(windowMs: number, now = Date.now()) {
   const start = Math.floor(now / windowMs) * windowMs;
   return { start: new Date(start), end: new Date(start + windowMs), retryAfter: Math.max(1, Math.ceil((start + windowMs - now) / 1000)) };
 }
 
 export class RateLimiter {
-  /** Adds one to `key`'s current window and returns the new count. */
+  /** Adds one to `key`'s current fixed window and returns the new count. */
   async hit(em: EntityManager, key: string, windowMs: number): Promise<WindowCount> {
     const w = windowOf(windowMs);
     const rows = await em.execute<{ count: number }[]>(
@@ -32,28 +37,43 @@ export class RateLimiter {
     return { count: Number(rows[0].count), retryAfter: w.retryAfter };
   }
 
-  /** The current window's count for `key`, without changing it. */
-  async peek(em: EntityManager, key: string, windowMs: number): Promise<WindowCount> {
-    const w = windowOf(windowMs);
-    const rows = await em.execute<{ count: number }[]>(
-      'select count from rate_limits where key = ? and window_start = ?',
-      [key, w.start],
-    );
-    return { count: rows.length ? Number(rows[0].count) : 0, retryAfter: w.retryAfter };
+  /**
+   * Records one attempt for `key` unless `limit` attempts already lie within the last `windowMs`;
+   * then nothing is recorded and `retryAfter` is the time until the oldest attempt that keeps the
+   * key at its limit leaves the window. The row stays (the attempt counts) until `clear` or expiry.
+   */
+  async attempt(em: EntityManager, key: string, limit: number, windowMs: number): Promise<AttemptResult> {
+    return em.transactional(async (tx) => {
+      // Attempts for one key take turns here, so each one sees every earlier one, committed:
+      // a parallel burst cannot all read the same count and all get through.
+      await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`rate-attempts:${key}`]);
+      const window = `interval '1 millisecond' * ${Math.round(windowMs)}`;
+      const full = await tx.execute<{ left: string }[]>(
+        `select extract(epoch from at + ${window} - now()) as left from rate_attempts
+          where key = ? and at > now() - ${window}
+          order by at desc, id desc offset ? limit 1`,
+        [key, limit - 1],
+      );
+      if (full.length) return { allowed: false, retryAfter: Math.max(1, Math.ceil(Number(full[0].left))) };
+      await tx.execute(`insert into rate_attempts (key, at, expires_at) values (?, now(), now() + ${window})`, [key]);
+      return { allowed: true };
+    });
   }
 
-  /** Forgets `key` (e.g. failed logins after a successful one). */
-  async reset(em: EntityManager, key: string): Promise<void> {
-    await em.execute('delete from rate_limits where key = ?', [key]);
+  /** Forgets `key`'s attempts (e.g. failed logins after a successful one). */
+  async clear(em: EntityManager, key: string): Promise<void> {
+    await em.execute('delete from rate_attempts where key = ?', [key]);
   }
 
-  /** Deletes windows that have ended, every `intervalMs`. */
-  cleanupJob(orm: MikroORM, log: Logger, intervalMs = 10 * 60_000): BackgroundJob {
+  /** Deletes ended windows and attempts that left their window, every `intervalMs`. */
+  cleanupJob(orm: MikroORM, log: Logger, intervalMs = 10 * 60_000): BackgroundJob & { runNow(): Promise<void> } {
     return intervalJob(
       'rate-limit-cleanup',
       intervalMs,
       async () => {
-        await orm.em.fork().execute('delete from rate_limits where expires_at < now()');
+        const em = orm.em.fork();
+        await em.execute('delete from rate_limits where expires_at < now()');
+        await em.execute('delete from rate_attempts where expires_at < now()');
       },
       (err) => log.warn({ err }, 'rate-limit cleanup failed'),
     );

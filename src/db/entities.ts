@@ -4,7 +4,7 @@ import { OutboxMail } from '../modules/mail/mail.entity';
 import { Post } from '../modules/post/post.entity';
 import { TenantPost } from '../modules/tenant-post/tenant-post.entity';
 import { User } from '../modules/user/user.entity';
-import { RateLimitCounter } from '../core/rate-limit.entity';
+import { RateAttempt, RateLimitCounter } from '../core/rate-limit.entity';
 
 /** Listed explicitly: no folder scanning, so the same list works from src/ (tests) and dist/ (start). */
-export const entities = [User, PasswordResetToken, Post, Comment, TenantPost, OutboxMail, RateLimitCounter];
+export const entities = [User, PasswordResetToken, Post, Comment, TenantPost, OutboxMail, RateLimitCounter, RateAttempt];

@@ -54,6 +54,6 @@ export function createServices(deps: AppDeps): Services {
     trash: new TrashService(),
     trashRetention,
     tenantPosts: new TenantPostService(),
-    jobs: [mail.job, limits.cleanupJob(deps.orm, deps.log), trashRetention],
+    jobs: [mail.job, mail.cleanup, limits.cleanupJob(deps.orm, deps.log), trashRetention],
   };
 }

@@ -1,6 +1,8 @@
 import { Migration20261122000000Initial } from './Migration20261122000000Initial';
+import { Migration20261123000000SlidingLimits } from './Migration20261123000000SlidingLimits';
 
 /** Every migration, in order. Listed rather than globbed so compiled and test runs see the same set. */
 export const migrationsList = [
   { name: 'Migration20261122000000Initial', class: Migration20261122000000Initial },
+  { name: 'Migration20261123000000SlidingLimits', class: Migration20261123000000SlidingLimits },
 ];

@@ -23,7 +23,7 @@ export const MESSAGES = {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-/** CONTRACT 6: 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour. */
+/** CONTRACT 6: 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour (sliding windows). */
 export const LOGIN_FAILURES_ALLOWED = 10;
 const LOGIN_WINDOW_MS = 15 * MINUTE;
 export const MAILS_PER_HOUR = 5;
@@ -95,8 +95,10 @@ export class AuthService {
     await this.spendBudget(ctx);
     const input = parseInput(loginInput, raw);
     const key = `login:${input.email}:${ctx.ip}`;
-    const failures = await this.limits.peek(ctx.em, key, LOGIN_WINDOW_MS);
-    if (failures.count >= LOGIN_FAILURES_ALLOWED) throw AppError.tooManyRequests(failures.retryAfter);
+    // The attempt is recorded before the compare, as a failure until proven otherwise: counting
+    // only after a slow compare would let a parallel burst through before any failure is seen.
+    const attempt = await this.limits.attempt(ctx.em, key, LOGIN_FAILURES_ALLOWED, LOGIN_WINDOW_MS);
+    if (!attempt.allowed) throw AppError.tooManyRequests(attempt.retryAfter);
 
     const user = await ctx.em.findOne(User, { email: input.email });
     // Unknown emails spend a compare too, so timing does not tell which emails exist. bcrypt reads
@@ -105,11 +107,8 @@ export class AuthService {
       (await verifyPassword(input.password, user?.password ?? (await dummyPasswordHash()))) &&
       user !== null &&
       Buffer.byteLength(input.password, 'utf8') <= MAX_PASSWORD_BYTES;
-    if (!ok || !user) {
-      await this.limits.hit(ctx.em, key, LOGIN_WINDOW_MS);
-      throw AppError.unauthenticated('Invalid credentials');
-    }
-    if (failures.count > 0) await this.limits.reset(ctx.em, key);
+    if (!ok || !user) throw AppError.unauthenticated('Invalid credentials');
+    await this.limits.clear(ctx.em, key);
     return { user, token: this.tokens.signAccess(user) };
   }
 
@@ -118,8 +117,8 @@ export class AuthService {
     const { email } = parseInput(forgotPasswordInput, raw);
     const em = ctx.em;
     // Counted for every address, known or not, so the answer and its timing reveal nothing.
-    const sent = await this.limits.hit(em, `reset-mail:${email}`, HOUR);
-    if (sent.count > MAILS_PER_HOUR) return MESSAGES.forgot;
+    const sent = await this.limits.attempt(em, `reset-mail:${email}`, MAILS_PER_HOUR, HOUR);
+    if (!sent.allowed) return MESSAGES.forgot;
     const user = await em.findOne(User, { email });
     if (!user) return MESSAGES.forgot;
 
@@ -177,8 +176,8 @@ export class AuthService {
     await this.spendBudget(ctx);
     const user = await requireActor(ctx);
     if (user.emailVerifiedAt) return MESSAGES.resent;
-    const sent = await this.limits.hit(ctx.em, `verify-mail:${user.id}`, HOUR);
-    if (sent.count > MAILS_PER_HOUR) throw AppError.tooManyRequests(sent.retryAfter);
+    const sent = await this.limits.attempt(ctx.em, `verify-mail:${user.id}`, MAILS_PER_HOUR, HOUR);
+    if (!sent.allowed) throw AppError.tooManyRequests(sent.retryAfter);
     this.enqueueVerification(ctx.em, user);
     await ctx.em.flush();
     this.mail.kick();

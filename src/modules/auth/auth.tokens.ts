@@ -7,7 +7,8 @@ import { User } from '../user/user.entity';
  * Access tokens: HS256 JWT `{id, tv}` for 7 days (`tv` is the user's token version, bumped by a
  * password change, so older tokens stop working at once). Verification tokens carry
  * `purpose: "verify-email"` and are refused as bearer tokens; access tokens are refused by
- * verify-email. Only HS256 verifies: `alg: none` and every other algorithm are rejected.
+ * verify-email. Only HS256 verifies: `alg: none` and every other algorithm are rejected, and
+ * so is a token without `exp`.
  */
 const ALGORITHM = 'HS256' as const;
 export const ACCESS_TOKEN_TTL = '7d';
@@ -28,7 +29,10 @@ export class TokenService {
   private verify(token: string): Record<string, unknown> | null {
     try {
       const payload = jwt.verify(token, this.secret, { algorithms: [ALGORITHM] });
-      return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : null;
+      // jsonwebtoken accepts a token without `exp` as never expiring; every token this service
+      // signs has one, so one without it was not made here to last 7 days (or 24 h).
+      if (typeof payload !== 'object' || payload === null || typeof payload.exp !== 'number') return null;
+      return payload as Record<string, unknown>;
     } catch {
       return null;
     }

@@ -18,6 +18,9 @@ export interface MailMessage {
 const LEASE_MS = 2 * 60_000;
 const MAX_BACKOFF_MS = 10 * 60_000;
 const BATCH = 20;
+/** Sent rows are kept this long (to answer "was it sent?"), without their text. */
+const KEEP_SENT_MS = 24 * 60 * 60_000;
+const CLEANUP_EVERY_MS = 10 * 60_000;
 
 /**
  * The outbox (CONTRACT 11): `enqueue` writes the message in the caller's unit of work, so it
@@ -30,6 +33,8 @@ export class MailService {
   private readonly worker: ReturnType<typeof intervalJob>;
   private active = false;
   readonly job: BackgroundJob;
+  /** Deletes rows sent more than a day ago (also in the app's jobs; tests call its runNow()). */
+  readonly cleanup: ReturnType<typeof intervalJob>;
 
   constructor(
     private readonly orm: MikroORM,
@@ -42,6 +47,14 @@ export class MailService {
         nodemailer.createTransport(new SMTPTransport({ url: config.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }))
       : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     this.worker = intervalJob('mail-outbox', config.mailPollMs, () => this.drain(), (err) => log.error({ err }, 'mail outbox run failed'));
+    this.cleanup = intervalJob(
+      'mail-outbox-cleanup',
+      CLEANUP_EVERY_MS,
+      async () => {
+        await this.orm.em.fork().execute(`delete from mail_outbox where sent_at < now() - interval '${KEEP_SENT_MS} milliseconds'`);
+      },
+      (err) => log.warn({ err }, 'mail outbox cleanup failed'),
+    );
     this.job = {
       name: 'mail-outbox',
       start: () => {
@@ -107,7 +120,9 @@ export class MailService {
       } else {
         this.log.info({ mailId: row.id, subject: row.subject }, 'mail sent');
       }
-      await em.execute('update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null where id = ?', [row.id]);
+      // The text carries reset secrets and verification tokens: once delivered, the database
+      // keeps no copy. Same statement as the mark, so no sent row ever holds it.
+      await em.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
     } catch (err) {
       const attempts = row.attempts + 1;
       const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));

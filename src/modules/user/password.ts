@@ -14,6 +14,13 @@ export function hashPassword(plain: string): Promise<string> {
   return bcrypt.hash(plain, cost);
 }
 
+/** What bcrypt produces: `$2a$`/`$2b$`/`$2y$`, a two-digit cost, 53 characters of salt and hash. */
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+export function isPasswordHash(value: unknown): boolean {
+  return typeof value === 'string' && BCRYPT_HASH.test(value);
+}
+
 export function verifyPassword(plain: string, hash: string): Promise<boolean> {
   return bcrypt.compare(plain, hash);
 }

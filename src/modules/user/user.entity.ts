@@ -1,6 +1,6 @@
-import { Entity, Enum, Filter, Index, Property, Unique } from '@mikro-orm/core';
+import { BeforeCreate, BeforeUpdate, Entity, Enum, Filter, Index, Property, Unique, type EventArgs } from '@mikro-orm/core';
 import { BaseEntity } from '../../core/base.entity';
-import { hashPassword, verifyPassword } from './password';
+import { hashPassword, isPasswordHash, verifyPassword } from './password';
 
 export const ROLES = ['user', 'admin', 'moderator'] as const;
 export type Role = (typeof ROLES)[number];
@@ -16,7 +16,11 @@ export class User extends BaseEntity {
   @Unique({ name: 'users_email_unique' })
   email!: string;
 
-  /** bcrypt hash; set only through setPassword(). `hidden` keeps it out of any serialisation. */
+  /**
+   * bcrypt hash. Whatever is assigned (em.create, plain assignment, setPassword) is hashed before
+   * it is written (hooks below), so no path can store a plain password. `hidden` keeps it out of
+   * any serialisation.
+   */
   @Property({ type: 'string', length: 255, hidden: true, lazy: false })
   password!: string;
 
@@ -34,9 +38,24 @@ export class User extends BaseEntity {
   @Index({ name: 'users_deleted_at_index' })
   deletedAt: Date | null = null;
 
-  /** The only way a password is set: hashes (off the event loop) and revokes older tokens. */
+  /**
+   * Hashes now (off the event loop), so the flush, often inside a transaction, has nothing slow
+   * left to do. Older tokens are revoked when the change is written (onPasswordChange).
+   */
   async setPassword(plain: string): Promise<void> {
     this.password = await hashPassword(plain);
+  }
+
+  @BeforeCreate()
+  async hashNewPassword(): Promise<void> {
+    if (!isPasswordHash(this.password)) this.password = await hashPassword(this.password ?? '');
+  }
+
+  /** A changed password is hashed if it is not yet, and bumps the token version: older tokens die. */
+  @BeforeUpdate()
+  async onPasswordChange(args: EventArgs<User>): Promise<void> {
+    if (args.changeSet?.payload.password === undefined) return;
+    if (!isPasswordHash(this.password)) this.password = await hashPassword(this.password ?? '');
     this.tokenVersion = (this.tokenVersion ?? 0) + 1;
   }
 
