@@ -5,7 +5,7 @@ import { User } from '../user/user.entity';
 @Entity({ tableName: 'posts' })
 @Filter({ name: 'softDelete', cond: { deletedAt: null }, default: true })
 // The list orders: GET /posts (created_at desc, id desc) and GET /trash (deleted_at desc, id desc).
-@Index({ name: 'posts_created_at_id_index', properties: ['createdAt', 'id'] })
+@Index({ name: 'posts_live_created_at_id_index', expression: 'create index "posts_live_created_at_id_index" on "posts" ("created_at", "id") where "deleted_at" is null' })
 @Index({ name: 'posts_deleted_at_id_index', properties: ['deletedAt', 'id'] })
 export class Post extends BaseEntity {
   /**
