@@ -13,6 +13,7 @@ import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
 import { databaseReady } from './http/readiness';
+import { InFlight } from './http/in-flight';
 import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
@@ -27,6 +28,8 @@ export interface BuiltApp {
   services: Services;
   /** Set by shutdown: /readyz answers 503 so load balancers stop sending traffic. */
   state: { draining: boolean };
+  /** Handlers still running, including those whose client has gone (shutdown waits for them). */
+  inFlight: InFlight;
   /** This app's Prometheus registry and collectors (GET /metrics). */
   metrics: Metrics;
   startJobs(): void;
@@ -37,6 +40,7 @@ export interface BuiltApp {
 export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<BuiltApp> {
   const services = createServices(deps);
   const state = { draining: false };
+  const inFlight = new InFlight();
   const production = deps.config.env === 'production';
   const metrics = createMetrics(deps.orm);
   const apollo = createApolloServer(await buildGraphqlSchema(services), {
@@ -96,11 +100,11 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
 
-  for (const r of routes) app[r.method](r.path, r.handler);
+  for (const r of routes) app[r.method](r.path, inFlight.track(r.handler));
   app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',
-    expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext }),
+    inFlight.track(expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext })),
   );
   app.use(errorHandler(deps.log));
 
@@ -109,6 +113,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     app,
     services,
     state,
+    inFlight,
     metrics,
     startJobs: () => jobs.forEach((j) => j.start()),
     async close() {

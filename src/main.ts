@@ -79,12 +79,15 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests');
     built.state.draining = true;
+    const deadline = Date.now() + config.shutdownTimeoutMs;
     const forced = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
     forced.unref();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    // Connections are gone; handlers whose clients hung up may still be running. Same deadline.
+    await Promise.race([built.inFlight.idle(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
     clearTimeout(forced);
     log.debug('http closed');
     await built.close();

@@ -158,6 +158,47 @@ it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503
   expect(postgresRunning()).toBe(false);
 }, 90_000);
 
+it('SIGTERM waits for a handler whose client hung up: the ORM closes only after it finished its work', async () => {
+  // Cost 14: a compare of about a second, so the handler is surely mid-bcrypt when the signal lands.
+  const server = start({ BCRYPT_COST: '14' });
+  await server.ready;
+  const port = server.port();
+  const email = `orphan-${process.pid}@example.test`;
+  const post = (path: string, body: object) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  expect((await post('/auth/register', { name: 'Orphan', email, password: 'password123' })).status).toBe(201);
+  expect((await post('/auth/login', { email, password: 'wrong-password' })).status).toBe(401);
+  const db = clusterClient();
+  await db.connect();
+  const attempts = async () => Number((await db.query(`select count(*) from rate_attempts where key like $1`, [`%${email}%`])).rows[0].count);
+  expect(await attempts()).toBe(1);
+
+  // A right password: its attempt row is written before bcrypt, and after bcrypt the success
+  // deletes the pair's rows. The client hangs up while bcrypt runs.
+  const login = rawExchange(port);
+  const body = JSON.stringify({ email, password: 'password123' });
+  login.response.catch(() => undefined);
+  login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  for (let i = 0; i < 200 && (await attempts()) < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(await attempts()).toBe(2);
+  await db.end();
+  server.child.kill('SIGTERM');
+  login.socket.destroy();
+
+  expect(await server.exited).toBe(0);
+  expect(server.output()).not.toContain('"level":50');
+  // The handler finished its work before the ORM closed: the success cleared the pair's attempts.
+  const again = start();
+  await again.ready;
+  const check = clusterClient();
+  await check.connect();
+  const { rows } = await check.query(`select count(*) from rate_attempts where key like $1`, [`%${email}%`]);
+  await check.end();
+  again.child.kill('SIGTERM');
+  expect(await again.exited).toBe(0);
+  expect(Number(rows[0].count)).toBe(0);
+}, 90_000);
+
 it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exits 0', async () => {
   const server = start({ SHUTDOWN_TIMEOUT_MS: '300' });
   await server.ready;
