@@ -80,6 +80,46 @@ describe('POST /posts and createPost', () => {
     expect(await slug('TRASH ME')).toBe('trash-me-3');
   });
 
+  it('slugs stay within 200 characters with a suffix: a title of 300 slug characters twice, then many times', async () => {
+    const { token } = await buildUser(app);
+    const create = async (title: string) => {
+      const r = await api.rest('POST', '/posts', { token, body: { title, body: 'b' } });
+      expect(r.status).toBe(201);
+      return r.body.slug as string;
+    };
+    // Titles stop at 255 characters, but NFKD unfolds a ligature into several letters: 'ﬃ' → 'ffi'.
+    const title = 'Long ' + 'ﬃ'.repeat(100);
+    const w = (n: number) => 'ffi'.repeat(100).slice(0, n);
+    const first = await create(title);
+    const second = await create(title);
+    expect(first).toBe('long-' + w(195));
+    expect(second).toBe('long-' + w(193) + '-2');
+    const later: string[] = [];
+    for (let i = 0; i < 9; i++) later.push(await create(title));
+    expect(later.at(-1)).toBe('long-' + w(192) + '-11');
+    const all = [first, second, ...later];
+    for (const s of all) expect(s.length).toBeLessThanOrEqual(200);
+    expect(new Set(all).size).toBe(11);
+    // The longest title there is, twice.
+    expect(await create('z'.repeat(255))).toBe('z'.repeat(200));
+    expect(await create('z'.repeat(255))).toBe('z'.repeat(198) + '-2');
+    // Where the cut lands just after a dash, the dash goes too.
+    const dashed = 'a'.repeat(197) + ' bcd';
+    expect(await create(dashed)).toBe('a'.repeat(197) + '-bc');
+    expect(await create(dashed)).toBe('a'.repeat(197) + '-2');
+  });
+
+  it('a title that looks like a suffixed slug of another does not move the counter', async () => {
+    const { token } = await buildUser(app);
+    const slug = async (title: string) => (await api.rest('POST', '/posts', { token, body: { title, body: 'b' } })).body.slug;
+    expect(await slug('Sibling 07')).toBe('sibling-07');
+    expect(await slug('Sibling x 9')).toBe('sibling-x-9');
+    expect(await slug('Sibling')).toBe('sibling');
+    expect(await slug('Sibling')).toBe('sibling-2');
+    expect(await slug('Sibling 3')).toBe('sibling-3');
+    expect(await slug('Sibling')).toBe('sibling-4');
+  });
+
   it('concurrent creates with one title all succeed with distinct slugs', async () => {
     const { token } = await buildUser(app);
     const results = await Promise.all(

@@ -1,4 +1,4 @@
-import type { FilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
@@ -6,7 +6,7 @@ import { parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
-import { nextFreeSlug, slugify } from './post.slug';
+import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
@@ -45,7 +45,7 @@ export class PostService {
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
     for (let attempt = 1; ; attempt++) {
-      const slug = await this.freeSlug(ctx, base);
+      const slug = await freeSlug(ctx.em, base);
       // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
       const em = ctx.em.fork();
       const post = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
@@ -56,18 +56,6 @@ export class PostService {
         if (!isUniqueViolation(err, 'posts_slug_unique') || attempt >= SLUG_ATTEMPTS) throw err;
       }
     }
-  }
-
-  /**
-   * Raw SQL, so trashed posts count too. The common case (a new title) is one unique-index probe;
-   * only a taken slug pays for the pattern scan over its suffixed siblings.
-   */
-  private async freeSlug(ctx: RequestContext, base: string): Promise<string> {
-    const conn = ctx.em.getConnection();
-    const exact = await conn.execute<{ slug: string }[]>('select slug from posts where slug = ?', [base]);
-    if (!exact.length) return base;
-    const taken = await conn.execute<{ slug: string }[]>('select slug from posts where slug ~ ?', [`^${base}-[0-9]+$`]);
-    return nextFreeSlug(base, [base, ...taken.map((r) => r.slug)]);
   }
 
   /** Publishing a published post returns it unchanged (CONTRACT 8). */
@@ -108,4 +96,16 @@ export class PostService {
     if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
     return post;
   }
+}
+
+/**
+ * Raw SQL, so trashed posts count too. One statement: with C collation (the embedded cluster's)
+ * PostgreSQL answers both conditions from the unique slug index (the `like` as a range scan);
+ * under another collation the `like` is a filter, still correct. nextFreeSlug keeps the true
+ * siblings: a long base is cut shorter as its suffix grows, so no regex on the full base fits.
+ */
+async function freeSlug(em: EntityManager, base: string): Promise<string> {
+  // Slugs hold only [a-z0-9-], so the prefix carries no LIKE wildcard to escape.
+  const rows = await em.execute<{ slug: string }[]>('select slug from posts where slug = ? or slug like ?', [base, `${suffixedSlugPrefix(base)}%`]);
+  return nextFreeSlug(base, rows.map((r) => r.slug));
 }
