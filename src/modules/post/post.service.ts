@@ -10,7 +10,8 @@ import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
-const SLUG_ATTEMPTS = 50;
+/** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
+const SLUG_LOCK_SPACE = 4711;
 
 /**
  * The blog's rules (SPEC 4.2, CONTRACT 5 and 8). Ids and bodies arrive raw and are checked here
@@ -37,23 +38,33 @@ export class PostService {
   }
 
   /**
-   * Slugs are unique across active and trashed posts. Concurrent creates with one title race
-   * for the same next slug: the loser gets `posts_slug_unique` and tries again with a fresh look.
+   * Slugs are unique across active and trashed posts (CONTRACT 8). Creates of one base slug take
+   * a transaction-scoped advisory lock on it, so they queue instead of racing for the same next
+   * slug: any number of concurrent creates with one title succeed, one after the other.
+   * A different title can still produce our candidate (`a-2` is both "A" taken twice and "A 2"),
+   * and its creates hold another lock: the unique index catches that, and we look again.
    */
   async create(ctx: RequestContext, rawInput: unknown): Promise<Post> {
     const actor = await requireActor(ctx);
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
-    for (let attempt = 1; ; attempt++) {
-      const slug = await freeSlug(ctx.em, base);
-      // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
-      const em = ctx.em.fork();
-      const post = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+    const failed = new Set<string>();
+    for (;;) {
+      let slug = '';
       try {
-        await em.flush();
-        return post;
+        // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
+        return await ctx.em.fork().transactional(async (em) => {
+          await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
+          slug = await freeSlug(em, base);
+          const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+          await em.flush();
+          return created;
+        });
       } catch (err) {
-        if (!isUniqueViolation(err, 'posts_slug_unique') || attempt >= SLUG_ATTEMPTS) throw err;
+        // The conflicting row was committed before PostgreSQL reported it, so the next look sees
+        // it and picks another slug; proposing a slug that already failed means that look is broken.
+        if (!isUniqueViolation(err, 'posts_slug_unique') || failed.has(slug)) throw err;
+        failed.add(slug);
       }
     }
   }
