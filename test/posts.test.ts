@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
@@ -135,6 +136,31 @@ describe('POST /posts and createPost', () => {
     const g = await Promise.all(Array.from({ length: 5 }, () => api.gql(`mutation { createPost(title: "Race Title", body: "b") { slug } }`, undefined, { token })));
     expect(g.every((r) => !r.errors)).toBe(true);
     expect(new Set(g.map((r) => r.data.createPost.slug)).size).toBe(5);
+  });
+  it('a slug taken under another lock (another title) while we insert: the create looks again and succeeds', async () => {
+    const { user, token } = await buildUser(app);
+    expect((await api.rest('POST', '/posts', { token, body: { title: 'Clash', body: 'b' } })).body.slug).toBe('clash');
+    // Another session inserts `clash-2` (as "Clash 2" would) and keeps it uncommitted.
+    const other = new Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), $1, 'Clash 2', 'clash-2', 'b')`, [user.id]);
+      const pending = api.rest('POST', '/posts', { token, body: { title: 'Clash', body: 'b' } });
+      // Until our insert waits on that row, which its lookup could not see.
+      let waited = false;
+      for (let i = 0; i < 100 && !waited; i++) {
+        const waiting = await other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`);
+        waited = waiting.rowCount === 1;
+        if (!waited) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waited).toBe(true);
+      await other.query('commit');
+      const r = await pending;
+      expect({ status: r.status, slug: r.body.slug }).toEqual({ status: 201, slug: 'clash-3' });
+    } finally {
+      await other.end();
+    }
   });
 });
 
