@@ -86,7 +86,8 @@ export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<nu
   });
 }
 
-export function trashRetentionJob(orm: MikroORM, days: number, log: Logger): BackgroundJob & { runNow(): Promise<void> } {
+/** `firstRunMs`: how soon after start the first run comes (then hourly). */
+export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firstRunMs: number): BackgroundJob & { runNow(): Promise<void> } {
   return intervalJob(
     'trash-retention',
     RETENTION_INTERVAL_MS,
@@ -95,5 +96,6 @@ export function trashRetentionJob(orm: MikroORM, days: number, log: Logger): Bac
       if (purged) log.info({ purged, days }, 'trash retention purged posts');
     },
     (err) => log.error({ err }, 'trash retention failed'),
+    { firstRunMs },
   );
 }
