@@ -407,3 +407,58 @@ describe('User.posts', () => {
     expect(g.data.me.posts).toEqual([{ id: p2.id, user: { id: user.id } }, { id: p1.id, user: { id: user.id } }]);
   });
 });
+
+/**
+ * GraphQL runs the fields of a mutation one after the other, and the per-request loaders would
+ * answer a second read of the same key from the first read's cache: every write clears them.
+ */
+describe('one document that reads, writes and reads again sees its own writes', () => {
+  it('comments: publishPost → addComment ×2 → publishPost counts the new comments', async () => {
+    const { token } = await buildUser(app);
+    const post = (await api.gql(`mutation { createPost(title: "Stale", body: "b") { id } }`, undefined, { token })).data.createPost;
+    const doc = `mutation($id: Int!) {
+      before: publishPost(id: $id) { commentsCount comments { body } }
+      one: addComment(postId: $id, body: "one") { id }
+      two: addComment(postId: $id, body: "two") { id }
+      after: publishPost(id: $id) { commentsCount comments { body user { id } } }
+    }`;
+    const g = await api.gql(doc, { id: post.id }, { token });
+    expect(g.errors).toBeUndefined();
+    expect(g.data.before).toEqual({ commentsCount: 0, comments: [] });
+    expect(g.data.after.commentsCount).toBe(2);
+    expect(g.data.after.comments.map((c: { body: string }) => c.body)).toEqual(['one', 'two']);
+  });
+
+  it('User.posts after create, publish, delete, restore and restore from trash', async () => {
+    const { user, token } = await buildUser(app, { role: 'admin' });
+    const p = await buildPost(app, user, { createdAt: new Date('2020-01-01Z') });
+    const me = `user { posts { id published } }`;
+    const login = `login(email: "${user.email}", password: "password123") { ${me} }`;
+    const doc = `mutation($p: Int!) {
+      l0: ${login}
+      created: createPost(title: "Fresh", body: "b") { id }
+      l1: ${login}
+      published: publishPost(id: $p) { id }
+      l2: ${login}
+      deleted: deletePost(id: $p) { message }
+      l3: ${login}
+      restored: restorePost(id: $p) { id }
+      l4: ${login}
+      again: deletePost(id: $p) { message }
+      l5: ${login}
+      fromTrash: restoreFromTrash(id: $p) { id }
+      l6: ${login}
+    }`;
+    const g = await api.gql(doc, { p: p.id }, { token });
+    expect(g.errors).toBeUndefined();
+    const posts = (k: string) => g.data[k].user.posts;
+    const fresh = { id: g.data.created.id, published: false };
+    expect(posts('l0')).toEqual([{ id: p.id, published: false }]);
+    expect(posts('l1')).toEqual([fresh, { id: p.id, published: false }]);
+    expect(posts('l2')).toEqual([fresh, { id: p.id, published: true }]);
+    expect(posts('l3')).toEqual([fresh]);
+    expect(posts('l4')).toEqual([fresh, { id: p.id, published: true }]);
+    expect(posts('l5')).toEqual([fresh]);
+    expect(posts('l6')).toEqual([fresh, { id: p.id, published: true }]);
+  });
+});

@@ -1,6 +1,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
+import { clearLoaders } from '../../core/loaders';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
@@ -53,13 +54,15 @@ export class PostService {
       let slug = '';
       try {
         // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
-        return await ctx.em.fork().transactional(async (em) => {
+        const post = await ctx.em.fork().transactional(async (em) => {
           await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
           slug = await freeSlug(em, base);
           const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
           await em.flush();
           return created;
         });
+        clearLoaders(ctx);
+        return post;
       } catch (err) {
         // The conflicting row was committed before PostgreSQL reported it, so the next look sees
         // it and picks another slug; proposing a slug that already failed means that look is broken.
@@ -76,6 +79,7 @@ export class PostService {
       post.published = true;
       post.publishedAt = new Date();
       await ctx.em.flush();
+      clearLoaders(ctx);
     }
     return post;
   }
@@ -85,6 +89,7 @@ export class PostService {
     const post = await this.ownedPost(ctx, rawId, false);
     post.deletedAt = new Date();
     await ctx.em.flush();
+    clearLoaders(ctx);
     return { message: 'Post deleted' };
   }
 
@@ -94,6 +99,7 @@ export class PostService {
     if (post.deletedAt) {
       post.deletedAt = null;
       await ctx.em.flush();
+      clearLoaders(ctx);
     }
     return post;
   }

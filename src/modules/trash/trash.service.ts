@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import { clearLoaders } from '../../core/loaders';
 import type { Logger } from '../../core/logger';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
@@ -30,6 +31,7 @@ export class TrashService {
     const post = await this.trashed(ctx, rawId);
     post.deletedAt = null;
     await ctx.em.flush();
+    clearLoaders(ctx);
     return post;
   }
 
@@ -38,6 +40,7 @@ export class TrashService {
     const post = await this.trashed(ctx, rawId);
     await ctx.em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
     ctx.em.getUnitOfWork().unsetIdentity(post);
+    clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
 
@@ -50,6 +53,7 @@ export class TrashService {
       count += await ctx.em.nativeDelete(Post, { id: row.id, ...TRASHED }, { filters: WITH_TRASHED });
     }
     ctx.em.clear();
+    clearLoaders(ctx);
     return { message: `Permanently deleted ${count} ${count === 1 ? 'post' : 'posts'}`, count };
   }
 
