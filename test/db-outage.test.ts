@@ -165,6 +165,8 @@ describe('isConnectionError knows what the drivers throw when the database is un
     ['too many connections', Object.assign(new Error('sorry, too many clients already'), { code: '53300' })],
     ['wrapped in a cause', new Error('query failed', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) })],
     ['several addresses refused', new AggregateError([Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })], '')],
+    // A transaction (post create) cut by the stop above: the rollback's error replaces the cause.
+    ['rollback of a transaction whose connection died', new Error('Transaction query already complete, run with DEBUG=knex:tx for more info')],
   ])('%s → 503', (_name, err) => {
     expect(isConnectionError(err)).toBe(true);
     expect(toAppError(err)).toMatchObject({ status: 503, message: 'Service unavailable' });
