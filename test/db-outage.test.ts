@@ -38,6 +38,7 @@ afterAll(async () => {
 });
 
 const port = () => Number(new URL(pg.url).port);
+const OUTAGE_TITLE = 'Written during the outage';
 
 /** Requests that each need the database, on both surfaces. */
 async function probe() {
@@ -88,6 +89,15 @@ it('answers 503 while PostgreSQL is down and recovers without a restart when it 
   const burst = await Promise.all(Array.from({ length: 25 }, () => api.rest('GET', '/auth/me', { token })));
   for (const r of burst) expect({ status: r.status, body: r.body }).toEqual({ status: 503, body: { message: 'Service unavailable' } });
 
+  // Writes on both surfaces: 503 like reads, and nothing is left behind once the database is back.
+  const rest = await api.rest('POST', '/posts', { token, body: { title: OUTAGE_TITLE, body: 'b' } });
+  expect({ status: rest.status, body: rest.body }).toEqual({ status: 503, body: { message: 'Service unavailable' } });
+  const graphql = await api.gql(`mutation($t: String!) { createPost(title: $t, body: "b") { id } }`, { t: OUTAGE_TITLE }, { token });
+  expect(graphql.status).toBe(200);
+  expect(graphql.data ?? null).toBeNull();
+  expect(graphql.errors).toHaveLength(1);
+  expect(graphql.errors![0]).toMatchObject({ message: 'Service unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+
   // Requests that do not need the database still work.
   expect((await api.rest('GET', '/healthz')).status).toBe(200);
   expect((await api.rest('GET', '/auth/me')).status).toBe(401);
@@ -103,6 +113,13 @@ it('answers 503 while PostgreSQL is down and recovers without a restart when it 
   expect(back.gqlMe.errors).toBeUndefined();
   expect(back.gqlMe.data).toEqual({ me: { id: expect.any(Number), name: 'Outage' } });
 
+  expect(await app.orm.em.fork().getConnection().execute('select id from posts where title = ?', [OUTAGE_TITLE])).toEqual([]);
+  // The same write now succeeds, on both surfaces.
+  expect((await api.rest('POST', '/posts', { token, body: { title: OUTAGE_TITLE, body: 'b' } })).status).toBe(201);
+  const created = await api.gql(`mutation($t: String!) { createPost(title: $t, body: "b") { id } }`, { t: OUTAGE_TITLE }, { token });
+  expect(created.errors).toBeUndefined();
+  expect(await app.orm.em.fork().getConnection().execute('select id from posts where title = ?', [OUTAGE_TITLE])).toHaveLength(2);
+
   // Every later request succeeds too: no dead connection is left in the pool.
   for (let i = 0; i < 10; i++) {
     const r = await probe();
@@ -111,14 +128,17 @@ it('answers 503 while PostgreSQL is down and recovers without a restart when it 
   }
 });
 
-it('a stop in the middle of traffic produces only 200s and 503s', async () => {
+it('a stop in the middle of traffic produces only 200s (201s for creates) and 503s', async () => {
   const statuses = new Set<number>();
   const codes = new Set<string>();
   let running = true;
+  const writes = new Set<number>();
   const traffic = (async () => {
     while (running) {
-      const r = await probe();
+      // A create too: its slug lock and insert share one transaction that the stop may cut.
+      const [r, w] = await Promise.all([probe(), api.rest('POST', '/posts', { token, body: { title: 'Traffic', body: 'b' } })]);
       statuses.add(r.ready.status).add(r.me.status).add(r.gqlMe.status);
+      writes.add(w.status);
       for (const e of r.gqlMe.errors ?? []) codes.add(String(e.extensions?.code));
     }
   })();
@@ -131,6 +151,7 @@ it('a stop in the middle of traffic produces only 200s and 503s', async () => {
   running = false;
   await traffic;
   expect([...statuses].sort()).toEqual([200, 503]);
+  expect([...writes].sort()).toEqual([201, 503]);
   expect([...codes]).toEqual(['SERVICE_UNAVAILABLE']);
   const r = await probe();
   expect([r.ready.status, r.me.status, r.gqlMe.status]).toEqual([200, 200, 200]);
@@ -165,6 +186,8 @@ describe('isConnectionError knows what the drivers throw when the database is un
     ['too many connections', Object.assign(new Error('sorry, too many clients already'), { code: '53300' })],
     ['wrapped in a cause', new Error('query failed', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) })],
     ['several addresses refused', new AggregateError([Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })], '')],
+    // A transaction (post create) cut by the stop above: the rollback's error replaces the cause.
+    ['rollback of a transaction whose connection died', new Error('Transaction query already complete, run with DEBUG=knex:tx for more info')],
   ])('%s → 503', (_name, err) => {
     expect(isConnectionError(err)).toBe(true);
     expect(toAppError(err)).toMatchObject({ status: 503, message: 'Service unavailable' });

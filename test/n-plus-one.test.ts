@@ -7,28 +7,41 @@ import { buildComment, buildPost, POST_FIELDS } from './support/blog';
  * A page of posts with every embed costs a FIXED number of statements on both surfaces, in every
  * format: 2 = the posts joined with their authors (with the total as a subquery in the page
  * format) + the comments joined with their authors. A later cursor slice adds 1 (the "anything
- * before?" probe).
+ * before?" probe). The large page has 10 posts by 10 DIFFERENT authors, each with 10 comments by
+ * 10 different commenters, so an unbatched Post.user or Comment.user would show as extra statements.
  */
 const LIST_STATEMENTS = 2;
+/** `me { posts { user comments { user } commentsCount } }`: the actor, their posts, the posts' authors, the comments with theirs. */
+const ME_POSTS_STATEMENTS = 4;
+/** `adminUsers { data { posts { user comments { user } commentsCount } } }`: the actor, count, users, then the three batches above. */
+const USERS_WALK_STATEMENTS = 6;
 
 let app: TestApp;
 let api: ReturnType<typeof clients>;
-let small: number;
-let large: number;
+let adminToken: string;
+/** The author of the one-post page: no comments. */
+let small: { id: number; token: string };
+/** Ten authors of one published post each; every post has ten comments by ten commenters. */
+let authors: { id: number; token: string }[];
 
 beforeAll(async () => {
   app = await startTestApp();
   api = clients(app.url);
-  const { user: a } = await buildUser(app);
-  await buildPost(app, a);
-  small = a.id;
-  const { user: b } = await buildUser(app);
-  const commenters = await Promise.all(Array.from({ length: 10 }, () => buildUser(app)));
-  for (let i = 0; i < 10; i++) {
-    const p = await buildPost(app, b);
-    for (let j = 0; j < 10; j++) await buildComment(app, p, commenters[j].user, `c${j}`);
+  // Ids in creation order: page 1 of adminUsers (20 by id) is the admin, the ten authors and nine
+  // commenters; page 2 the last commenter, the small author and whoever the tests add later.
+  adminToken = (await buildUser(app, { role: 'admin', name: 'Admin' })).token;
+  const built = [];
+  for (let i = 0; i < 10; i++) built.push(await buildUser(app, { name: `Author ${i}` }));
+  const commenters = [];
+  for (let i = 0; i < 10; i++) commenters.push((await buildUser(app, { name: `Commenter ${i}` })).user);
+  const a = await buildUser(app, { name: 'Small' });
+  small = { id: a.user.id, token: a.token };
+  await buildPost(app, a.user);
+  authors = built.map((b) => ({ id: b.user.id, token: b.token }));
+  for (const b of built) {
+    const p = await buildPost(app, b.user, { published: true });
+    for (const c of commenters) await buildComment(app, p, c, `by ${c.name}`);
   }
-  large = b.id;
 });
 afterAll(() => app.close());
 
@@ -45,17 +58,19 @@ describe('no N+1', () => {
     ['cursor', '&paginate=cursor', LIST_STATEMENTS],
   ])('REST GET /posts (%s): same fixed count for 1 post and for 10 posts x 10 comments', async (_f, q, expected) => {
     let body: any;
-    const one = await statements(async () => (body = (await api.rest('GET', `/posts?author=${small}${q}`)).body));
+    const one = await statements(async () => (body = (await api.rest('GET', `/posts?author=${small.id}${q}`)).body));
     expect(body.data).toHaveLength(1);
-    const ten = await statements(async () => (body = (await api.rest('GET', `/posts?author=${large}${q}`)).body));
+    const ten = await statements(async () => (body = (await api.rest('GET', `/posts?published=1${q}`)).body));
     expect(body.data).toHaveLength(10);
     expect(body.data.every((p: any) => p.comments.length === 10 && p.comments.every((c: any) => c.user !== null) && p.user !== null)).toBe(true);
+    expect(new Set(body.data.map((p: any) => p.user.id)).size).toBe(10);
+    expect(new Set(body.data.flatMap((p: any) => p.comments.map((c: any) => c.user.id))).size).toBe(10);
     expect(one).toHaveLength(expected);
     expect(ten).toHaveLength(expected);
   });
 
   it('REST cursor: a later slice adds exactly one probe', async () => {
-    const first = (await api.rest('GET', `/posts?author=${large}&paginate=cursor`)).body;
+    const first = (await api.rest('GET', `/posts?published=1&paginate=cursor`)).body;
     expect(first.nextCursor).toBeNull();
     const { user } = await buildUser(app);
     for (let i = 0; i < 12; i++) await buildPost(app, user);
@@ -69,30 +84,59 @@ describe('no N+1', () => {
     ['postsSimple', LIST_STATEMENTS],
     ['postsCursor', LIST_STATEMENTS],
   ])('GraphQL %s with every nested field: same fixed count for 1 and 10 posts', async (field, expected) => {
-    const q = `query($a: Int) { ${field}(author: $a) { data { ${POST_FIELDS} } } }`;
+    const q = `query($a: Int, $p: Boolean) { ${field}(author: $a, published: $p) { data { ${POST_FIELDS} } } }`;
     let res: any;
-    const one = await statements(async () => (res = await api.gql(q, { a: small })));
+    const one = await statements(async () => (res = await api.gql(q, { a: small.id })));
     expect(res.data[field].data).toHaveLength(1);
-    const ten = await statements(async () => (res = await api.gql(q, { a: large })));
+    const ten = await statements(async () => (res = await api.gql(q, { p: true })));
     expect(res.errors).toBeUndefined();
-    expect(res.data[field].data).toHaveLength(10);
-    expect(res.data[field].data[0].comments).toHaveLength(10);
+    const data = res.data[field].data;
+    expect(data).toHaveLength(10);
+    expect(new Set(data.map((p: any) => p.user.id)).size).toBe(10);
+    expect(data.every((p: any) => p.commentsCount === 10 && p.comments.length === 10)).toBe(true);
+    expect(new Set(data.flatMap((p: any) => p.comments.map((c: any) => c.user.id))).size).toBe(10);
     expect(one).toHaveLength(expected);
     expect(ten).toHaveLength(expected);
   });
 
   it('REST and GraphQL issue the same statements for the same page', async () => {
     const strip = (lines: string[]) => lines.map((l) => l.replace(/\[took \d+ ms.*$/, '').replace(/\s+/g, ' ').trim()).sort();
-    const r = await statements(() => api.rest('GET', `/posts?author=${large}`));
-    const g = await statements(() => api.gql(`query($a: Int) { posts(author: $a) { total data { ${POST_FIELDS} } } }`, { a: large }));
+    const r = await statements(() => api.rest('GET', `/posts?published=1`));
+    const g = await statements(() => api.gql(`query { posts(published: true) { total data { ${POST_FIELDS} } } }`));
     expect(strip(g)).toEqual(strip(r));
   });
 
-  it('GraphQL users with their posts: one statement for all users\' posts', async () => {
-    const { token } = await buildUser(app);
+  it(`GraphQL me { posts { user comments { user } commentsCount } }: ${ME_POSTS_STATEMENTS} statements for a post without comments and for one with 10`, async () => {
     const q = `{ me { posts { id user { name } comments { user { name } } commentsCount } } }`;
-    const lines = await statements(() => api.gql(q, undefined, { token }));
-    // the actor, then the (empty) posts batch
-    expect(lines).toHaveLength(2);
+    let res: any;
+    const bare = await statements(async () => (res = await api.gql(q, undefined, { token: small.token })));
+    expect(res.data.me.posts).toEqual([{ id: expect.any(Number), user: { name: 'Small' }, comments: [], commentsCount: 0 }]);
+    const full = await statements(async () => (res = await api.gql(q, undefined, { token: authors[3].token })));
+    expect(res.data.me.posts).toHaveLength(1);
+    expect(res.data.me.posts[0]).toMatchObject({ user: { name: 'Author 3' }, commentsCount: 10 });
+    expect(new Set(res.data.me.posts[0].comments.map((c: any) => c.user.name)).size).toBe(10);
+    expect(bare).toHaveLength(ME_POSTS_STATEMENTS);
+    expect(full).toHaveLength(ME_POSTS_STATEMENTS);
+  });
+
+  it(`GraphQL adminUsers → posts → user, comments { user }, commentsCount: ${USERS_WALK_STATEMENTS} statements for 1 user's post and for 10 users' posts with 100 comments`, async () => {
+    // Within the cost limit (src/graphql/limits.ts): three nested lists leave room for few fields.
+    const q = `query($page: Int) { adminUsers(page: $page) { data { id posts { user { id name } comments { user { name } } commentsCount } } } }`;
+    let res: any;
+    const many = await statements(async () => (res = await api.gql(q, { page: 1 }, { token: adminToken })));
+    expect(res.errors).toBeUndefined();
+    const users = res.data.adminUsers.data;
+    expect(users).toHaveLength(20);
+    const posts = users.flatMap((u: any) => u.posts);
+    expect(posts).toHaveLength(10);
+    expect(new Set(posts.map((p: any) => p.user.id)).size).toBe(10);
+    expect(posts.every((p: any) => p.commentsCount === 10 && p.comments.length === 10)).toBe(true);
+    expect(new Set(posts.flatMap((p: any) => p.comments.map((c: any) => c.user.name))).size).toBe(10);
+    const few = await statements(async () => (res = await api.gql(q, { page: 2 }, { token: adminToken })));
+    expect(res.errors).toBeUndefined();
+    const smallUser = res.data.adminUsers.data.find((u: any) => u.id === small.id);
+    expect(smallUser.posts).toEqual([{ user: { id: small.id, name: 'Small' }, comments: [], commentsCount: 0 }]);
+    expect(many).toHaveLength(USERS_WALK_STATEMENTS);
+    expect(few).toHaveLength(USERS_WALK_STATEMENTS);
   });
 });

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
@@ -80,18 +81,86 @@ describe('POST /posts and createPost', () => {
     expect(await slug('TRASH ME')).toBe('trash-me-3');
   });
 
-  it('concurrent creates with one title all succeed with distinct slugs', async () => {
+  it('slugs stay within 200 characters with a suffix: a title of 300 slug characters twice, then many times', async () => {
     const { token } = await buildUser(app);
+    const create = async (title: string) => {
+      const r = await api.rest('POST', '/posts', { token, body: { title, body: 'b' } });
+      expect(r.status).toBe(201);
+      return r.body.slug as string;
+    };
+    // Titles stop at 255 characters, but NFKD unfolds a ligature into several letters: 'ﬃ' → 'ffi'.
+    const title = 'Long ' + 'ﬃ'.repeat(100);
+    const w = (n: number) => 'ffi'.repeat(100).slice(0, n);
+    const first = await create(title);
+    const second = await create(title);
+    expect(first).toBe('long-' + w(195));
+    expect(second).toBe('long-' + w(193) + '-2');
+    const later: string[] = [];
+    for (let i = 0; i < 9; i++) later.push(await create(title));
+    expect(later.at(-1)).toBe('long-' + w(192) + '-11');
+    const all = [first, second, ...later];
+    for (const s of all) expect(s.length).toBeLessThanOrEqual(200);
+    expect(new Set(all).size).toBe(11);
+    // The longest title there is, twice.
+    expect(await create('z'.repeat(255))).toBe('z'.repeat(200));
+    expect(await create('z'.repeat(255))).toBe('z'.repeat(198) + '-2');
+    // Where the cut lands just after a dash, the dash goes too.
+    const dashed = 'a'.repeat(197) + ' bcd';
+    expect(await create(dashed)).toBe('a'.repeat(197) + '-bc');
+    expect(await create(dashed)).toBe('a'.repeat(197) + '-2');
+  });
+
+  it('a title that looks like a suffixed slug of another does not move the counter', async () => {
+    const { token } = await buildUser(app);
+    const slug = async (title: string) => (await api.rest('POST', '/posts', { token, body: { title, body: 'b' } })).body.slug;
+    expect(await slug('Sibling 07')).toBe('sibling-07');
+    expect(await slug('Sibling x 9')).toBe('sibling-x-9');
+    expect(await slug('Sibling')).toBe('sibling');
+    expect(await slug('Sibling')).toBe('sibling-2');
+    expect(await slug('Sibling 3')).toBe('sibling-3');
+    expect(await slug('Sibling')).toBe('sibling-4');
+  });
+
+  it('concurrent creates with one title all succeed with distinct slugs (60 at once: more than any retry cap)', async () => {
+    const { token } = await buildUser(app);
+    app.sql.length = 0;
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => api.rest('POST', '/posts', { token, body: { title: 'Race Title', body: 'b' } })),
+      Array.from({ length: 60 }, () => api.rest('POST', '/posts', { token, body: { title: 'Race Title', body: 'b' } })),
     );
-    expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
+    // Creates of one title queue on their advisory lock: no insert is wasted on a slug another took.
+    expect(app.sql.filter((l) => /insert into "posts"/.test(l))).toHaveLength(60);
+    expect(results.map((r) => r.status)).toEqual(Array(60).fill(201));
     const slugs = results.map((r) => r.body.slug).sort();
-    expect(new Set(slugs).size).toBe(10);
-    expect(slugs).toEqual(['race-title', ...Array.from({ length: 9 }, (_, i) => `race-title-${i + 2}`)].sort());
+    expect(new Set(slugs).size).toBe(60);
+    expect(slugs).toEqual(['race-title', ...Array.from({ length: 59 }, (_, i) => `race-title-${i + 2}`)].sort());
     const g = await Promise.all(Array.from({ length: 5 }, () => api.gql(`mutation { createPost(title: "Race Title", body: "b") { slug } }`, undefined, { token })));
     expect(g.every((r) => !r.errors)).toBe(true);
     expect(new Set(g.map((r) => r.data.createPost.slug)).size).toBe(5);
+  });
+  it('a slug taken under another lock (another title) while we insert: the create looks again and succeeds', async () => {
+    const { user, token } = await buildUser(app);
+    expect((await api.rest('POST', '/posts', { token, body: { title: 'Clash', body: 'b' } })).body.slug).toBe('clash');
+    // Another session inserts `clash-2` (as "Clash 2" would) and keeps it uncommitted.
+    const other = new Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), $1, 'Clash 2', 'clash-2', 'b')`, [user.id]);
+      const pending = api.rest('POST', '/posts', { token, body: { title: 'Clash', body: 'b' } });
+      // Until our insert waits on that row, which its lookup could not see.
+      let waited = false;
+      for (let i = 0; i < 100 && !waited; i++) {
+        const waiting = await other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`);
+        waited = waiting.rowCount === 1;
+        if (!waited) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waited).toBe(true);
+      await other.query('commit');
+      const r = await pending;
+      expect({ status: r.status, slug: r.body.slug }).toEqual({ status: 201, slug: 'clash-3' });
+    } finally {
+      await other.end();
+    }
   });
 });
 
@@ -336,5 +405,60 @@ describe('User.posts', () => {
     await buildPost(app, user, { deletedAt: new Date() });
     const g = await api.gql(`{ me { id posts { id user { id } } } }`, undefined, { token });
     expect(g.data.me.posts).toEqual([{ id: p2.id, user: { id: user.id } }, { id: p1.id, user: { id: user.id } }]);
+  });
+});
+
+/**
+ * GraphQL runs the fields of a mutation one after the other, and the per-request loaders would
+ * answer a second read of the same key from the first read's cache: every write clears them.
+ */
+describe('one document that reads, writes and reads again sees its own writes', () => {
+  it('comments: publishPost → addComment ×2 → publishPost counts the new comments', async () => {
+    const { token } = await buildUser(app);
+    const post = (await api.gql(`mutation { createPost(title: "Stale", body: "b") { id } }`, undefined, { token })).data.createPost;
+    const doc = `mutation($id: Int!) {
+      before: publishPost(id: $id) { commentsCount comments { body } }
+      one: addComment(postId: $id, body: "one") { id }
+      two: addComment(postId: $id, body: "two") { id }
+      after: publishPost(id: $id) { commentsCount comments { body user { id } } }
+    }`;
+    const g = await api.gql(doc, { id: post.id }, { token });
+    expect(g.errors).toBeUndefined();
+    expect(g.data.before).toEqual({ commentsCount: 0, comments: [] });
+    expect(g.data.after.commentsCount).toBe(2);
+    expect(g.data.after.comments.map((c: { body: string }) => c.body)).toEqual(['one', 'two']);
+  });
+
+  it('User.posts after create, publish, delete, restore and restore from trash', async () => {
+    const { user, token } = await buildUser(app, { role: 'admin' });
+    const p = await buildPost(app, user, { createdAt: new Date('2020-01-01Z') });
+    const me = `user { posts { id published } }`;
+    const login = `login(email: "${user.email}", password: "password123") { ${me} }`;
+    const doc = `mutation($p: Int!) {
+      l0: ${login}
+      created: createPost(title: "Fresh", body: "b") { id }
+      l1: ${login}
+      published: publishPost(id: $p) { id }
+      l2: ${login}
+      deleted: deletePost(id: $p) { message }
+      l3: ${login}
+      restored: restorePost(id: $p) { id }
+      l4: ${login}
+      again: deletePost(id: $p) { message }
+      l5: ${login}
+      fromTrash: restoreFromTrash(id: $p) { id }
+      l6: ${login}
+    }`;
+    const g = await api.gql(doc, { p: p.id }, { token });
+    expect(g.errors).toBeUndefined();
+    const posts = (k: string) => g.data[k].user.posts;
+    const fresh = { id: g.data.created.id, published: false };
+    expect(posts('l0')).toEqual([{ id: p.id, published: false }]);
+    expect(posts('l1')).toEqual([fresh, { id: p.id, published: false }]);
+    expect(posts('l2')).toEqual([fresh, { id: p.id, published: true }]);
+    expect(posts('l3')).toEqual([fresh]);
+    expect(posts('l4')).toEqual([fresh, { id: p.id, published: true }]);
+    expect(posts('l5')).toEqual([fresh]);
+    expect(posts('l6')).toEqual([fresh, { id: p.id, published: true }]);
   });
 });

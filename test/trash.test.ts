@@ -179,6 +179,28 @@ describe('trash retention job', () => {
     }
   });
 
+  it('a (re)started instance purges soon after start, without waiting an hour and without runNow', async () => {
+    const { user } = await buildUser(app);
+    const expired = await buildPost(app, user, { deletedAt: new Date('2000-01-01T00:00:00Z') });
+    const recent = await buildPost(app, user, { deletedAt: new Date() });
+    // A second instance on the same database, as after a restart; only its first run is shortened.
+    const restarted = await startTestApp({ TRASH_RETENTION_DAYS: '7', DATABASE_URL: app.databaseUrl }, { config: { trashRetentionFirstRunMs: 300 } });
+    try {
+      const deadline = Date.now() + 15_000;
+      while ((await sql(app, 'select id from posts where id = ?', [expired.id])).length && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await sql(app, 'select id from posts where id in (?, ?) order by id', [expired.id, recent.id])).toEqual([{ id: recent.id }]);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('by default the first run comes within minutes of the start, then hourly', () => {
+    expect(app.built.services.deps.config.trashRetentionFirstRunMs).toBeGreaterThan(0);
+    expect(app.built.services.deps.config.trashRetentionFirstRunMs).toBeLessThanOrEqual(5 * 60_000);
+  });
+
   it('0 days turns it off', async () => {
     const { user } = await buildUser(app);
     const old = await buildPost(app, user, { deletedAt: new Date('2000-01-01T00:00:00Z') });

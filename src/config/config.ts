@@ -58,6 +58,11 @@ export interface Config {
   /** Mail outbox polling and the first retry delay; tests shorten them. */
   mailPollMs: number;
   mailRetryBaseMs: number;
+  /**
+   * The trash retention job's first run after start (then hourly): soon, so that instances
+   * restarted more often than hourly still purge, but past the start's own burst of work.
+   */
+  trashRetentionFirstRunMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -106,5 +111,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     logLevel: e.LOG_LEVEL,
     mailPollMs: 2000,
     mailRetryBaseMs: 5000,
+    trashRetentionFirstRunMs: 60_000,
   });
 }

@@ -86,9 +86,12 @@ const CONNECTION_CODES = new Set([
   '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006',
 ]);
 const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
-// What pg and knex say when the server went away; their errors carry no code.
+// What pg and knex say when the server went away; their errors carry no code. knex's "Transaction
+// query already complete" is MikroORM's ROLLBACK on a transaction whose own BEGIN/COMMIT/ROLLBACK
+// already failed, which only a lost connection does (a failed statement inside leaves it open);
+// it replaces the original error, so it is recognised by itself.
 const CONNECTION_MESSAGES =
-  /Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly|Query read timeout|canceling statement due to statement timeout/i;
+  /Transaction query already complete|Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly|Query read timeout|canceling statement due to statement timeout/i;
 
 /** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
 export function isConnectionError(err: unknown): boolean {

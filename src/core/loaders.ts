@@ -19,6 +19,15 @@ export function loader<K, V>(
   return l;
 }
 
+/**
+ * Forgets everything the request's loaders have read. Services call it after each write: one
+ * GraphQL document may read a post, change it and read it again (mutation fields run in order),
+ * and the second read must not be answered from what the first one cached.
+ */
+export function clearLoaders(ctx: RequestContext): void {
+  ctx.loaders.clear();
+}
+
 /** Groups rows by a key, preserving the order the keys were asked in. */
 export function groupBy<K, V>(keys: readonly K[], rows: V[], keyOf: (row: V) => K): V[][] {
   const map = new Map<K, V[]>(keys.map((k) => [k, []]));

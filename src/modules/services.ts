@@ -41,7 +41,7 @@ export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const limits = new RateLimiter();
   const mail = new MailService(deps.orm, deps.config, deps.log);
-  const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log);
+  const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log, deps.config.trashRetentionFirstRunMs);
   return {
     deps,
     tokens,

@@ -41,9 +41,10 @@ export async function createTestDatabase(): Promise<string> {
 /**
  * Starts the real app on an ephemeral port over a fresh database. Bcrypt cost 4 keeps the suite
  * fast (one test checks the default of 12). `env` overrides settings as the environment would;
- * `opts.log` replaces the silent logger (e.g. a pino logger writing to memory).
+ * `opts.log` replaces the silent logger (e.g. a pino logger writing to memory); `opts.config`
+ * overrides settings that have no environment variable (job timings).
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger; config?: Partial<Config> } = {}): Promise<TestApp> {
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const config = {
     ...loadConfig({
@@ -57,6 +58,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
     }),
     mailPollMs: 50,
     mailRetryBaseMs: 100,
+    ...opts.config,
   };
   setBcryptCost(config.bcryptCost);
   const sql: string[] = [];

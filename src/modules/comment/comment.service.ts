@@ -1,5 +1,6 @@
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
+import { clearLoaders } from '../../core/loaders';
 import { parseId, parseInput } from '../../core/validation';
 import { Post } from '../post/post.entity';
 import { POST_NOT_FOUND } from '../post/post.service';
@@ -17,6 +18,7 @@ export class CommentService {
     const input = parseInput(createCommentInput, rawInput);
     const comment = ctx.em.create(Comment, { post, user: ctx.em.getReference(User, actor.id), body: input.body } as Comment);
     await ctx.em.flush();
+    clearLoaders(ctx);
     return comment;
   }
 }

@@ -1,18 +1,20 @@
-import type { FilterQuery } from '@mikro-orm/postgresql';
+import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
+import { clearLoaders } from '../../core/loaders';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
 import { postViewSource } from './post.queries';
-import { nextFreeSlug, slugify } from './post.slug';
+import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 import type { PostView } from './post.types';
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
-const SLUG_ATTEMPTS = 50;
+/** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
+const SLUG_LOCK_SPACE = 4711;
 
 /**
  * The blog's rules (SPEC 4.2, CONTRACT 5 and 8). Ids and bodies arrive raw and are checked here
@@ -41,37 +43,37 @@ export class PostService {
   }
 
   /**
-   * Slugs are unique across active and trashed posts. Concurrent creates with one title race
-   * for the same next slug: the loser gets `posts_slug_unique` and tries again with a fresh look.
+   * Slugs are unique across active and trashed posts (CONTRACT 8). Creates of one base slug take
+   * a transaction-scoped advisory lock on it, so they queue instead of racing for the same next
+   * slug: any number of concurrent creates with one title succeed, one after the other.
+   * A different title can still produce our candidate (`a-2` is both "A" taken twice and "A 2"),
+   * and its creates hold another lock: the unique index catches that, and we look again.
    */
   async create(ctx: RequestContext, rawInput: unknown): Promise<Post> {
     const actor = await requireActor(ctx);
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
-    for (let attempt = 1; ; attempt++) {
-      const slug = await this.freeSlug(ctx, base);
-      // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
-      const em = ctx.em.fork();
-      const post = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+    const failed = new Set<string>();
+    for (;;) {
+      let slug = '';
       try {
-        await em.flush();
+        // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
+        const post = await ctx.em.fork().transactional(async (em) => {
+          await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
+          slug = await freeSlug(em, base);
+          const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+          await em.flush();
+          return created;
+        });
+        clearLoaders(ctx);
         return post;
       } catch (err) {
-        if (!isUniqueViolation(err, 'posts_slug_unique') || attempt >= SLUG_ATTEMPTS) throw err;
+        // The conflicting row was committed before PostgreSQL reported it, so the next look sees
+        // it and picks another slug; proposing a slug that already failed means that look is broken.
+        if (!isUniqueViolation(err, 'posts_slug_unique') || failed.has(slug)) throw err;
+        failed.add(slug);
       }
     }
-  }
-
-  /**
-   * Raw SQL, so trashed posts count too. The common case (a new title) is one unique-index probe;
-   * only a taken slug pays for the pattern scan over its suffixed siblings.
-   */
-  private async freeSlug(ctx: RequestContext, base: string): Promise<string> {
-    const conn = ctx.em.getConnection();
-    const exact = await conn.execute<{ slug: string }[]>('select slug from posts where slug = ?', [base]);
-    if (!exact.length) return base;
-    const taken = await conn.execute<{ slug: string }[]>('select slug from posts where slug ~ ?', [`^${base}-[0-9]+$`]);
-    return nextFreeSlug(base, [base, ...taken.map((r) => r.slug)]);
   }
 
   /** Publishing a published post returns it unchanged (CONTRACT 8). */
@@ -81,6 +83,7 @@ export class PostService {
       post.published = true;
       post.publishedAt = new Date();
       await ctx.em.flush();
+      clearLoaders(ctx);
     }
     return post;
   }
@@ -90,6 +93,7 @@ export class PostService {
     const post = await this.ownedPost(ctx, rawId, false);
     post.deletedAt = new Date();
     await ctx.em.flush();
+    clearLoaders(ctx);
     return { message: 'Post deleted' };
   }
 
@@ -99,6 +103,7 @@ export class PostService {
     if (post.deletedAt) {
       post.deletedAt = null;
       await ctx.em.flush();
+      clearLoaders(ctx);
     }
     return post;
   }
@@ -112,4 +117,16 @@ export class PostService {
     if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
     return post;
   }
+}
+
+/**
+ * Raw SQL, so trashed posts count too. One statement: with C collation (the embedded cluster's)
+ * PostgreSQL answers both conditions from the unique slug index (the `like` as a range scan);
+ * under another collation the `like` is a filter, still correct. nextFreeSlug keeps the true
+ * siblings: a long base is cut shorter as its suffix grows, so no regex on the full base fits.
+ */
+async function freeSlug(em: EntityManager, base: string): Promise<string> {
+  // Slugs hold only [a-z0-9-], so the prefix carries no LIKE wildcard to escape.
+  const rows = await em.execute<{ slug: string }[]>('select slug from posts where slug = ? or slug like ?', [base, `${suffixedSlugPrefix(base)}%`]);
+  return nextFreeSlug(base, rows.map((r) => r.slug));
 }

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import { clearLoaders } from '../../core/loaders';
 import type { Logger } from '../../core/logger';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { postViewSource } from '../post/post.queries';
@@ -31,6 +32,7 @@ export class TrashService {
     const post = await this.trashed(ctx, rawId);
     post.deletedAt = null;
     await ctx.em.flush();
+    clearLoaders(ctx);
     return post;
   }
 
@@ -39,6 +41,7 @@ export class TrashService {
     const post = await this.trashed(ctx, rawId);
     await ctx.em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
     ctx.em.getUnitOfWork().unsetIdentity(post);
+    clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
 
@@ -51,6 +54,7 @@ export class TrashService {
       count += await ctx.em.nativeDelete(Post, { id: row.id, ...TRASHED }, { filters: WITH_TRASHED });
     }
     ctx.em.clear();
+    clearLoaders(ctx);
     return { message: `Permanently deleted ${count} ${count === 1 ? 'post' : 'posts'}`, count };
   }
 
@@ -87,7 +91,8 @@ export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<nu
   });
 }
 
-export function trashRetentionJob(orm: MikroORM, days: number, log: Logger): BackgroundJob & { runNow(): Promise<void> } {
+/** `firstRunMs`: how soon after start the first run comes (then hourly). */
+export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firstRunMs: number): BackgroundJob & { runNow(): Promise<void> } {
   return intervalJob(
     'trash-retention',
     RETENTION_INTERVAL_MS,
@@ -96,5 +101,6 @@ export function trashRetentionJob(orm: MikroORM, days: number, log: Logger): Bac
       if (purged) log.info({ purged, days }, 'trash retention purged posts');
     },
     (err) => log.error({ err }, 'trash retention failed'),
+    { firstRunMs },
   );
 }
