@@ -1,5 +1,6 @@
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
+import { StatementShapes } from '../../core/statement-shapes';
 import { Comment } from '../comment/comment.entity';
 import type { CommentFullView, CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
@@ -12,6 +13,8 @@ import { presentPost, type PostFullView, type PostView } from './post.types';
  * field resolvers, so both surfaces run the same statements: one for the authors of a page of
  * posts, one for all their comments with the comments' authors (joined).
  */
+
+const shapes = new StatementShapes();
 
 /** Authors by user id; null for a soft-deleted user (the softDelete filter applies). */
 export function authorLoader(ctx: RequestContext) {
@@ -45,14 +48,18 @@ interface CommentRow {
  */
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
-    const authorFilter = ((await ctx.em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
-    const rows: CommentRow[] = await ctx.em
-      .createQueryBuilder(Comment, 'c')
-      .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
-      .leftJoin('c.user', 'u', authorFilter)
-      .where({ post: { $in: [...postIds] } })
-      .orderBy([{ createdAt: 'asc' }, { id: 'asc' }])
-      .execute('all', false);
+    // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
+    const rows = await shapes.rows<CommentRow>(ctx.em, `comments:${postIds.length}`, postIds, async (n) => {
+      const authorFilter = ((await ctx.em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+      return ctx.em
+        .createQueryBuilder(Comment, 'c')
+        .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
+        .leftJoin('c.user', 'u', authorFilter)
+        .where({ post: { $in: postIds.map((_, i) => n(i)) } })
+        .orderBy([{ createdAt: 'asc' }, { id: 'asc' }])
+        .getKnexQuery()
+        .toSQL();
+    });
     const authors = authorLoader(ctx);
     const platform = ctx.em.getPlatform();
     const date = (v: string) => platform.parseDate(v) as Date;

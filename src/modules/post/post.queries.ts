@@ -1,10 +1,13 @@
 import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
+import { numbersOut, StatementShapes } from '../../core/statement-shapes';
 import { User } from '../user/user.entity';
 import { authorLoader } from './post.loaders';
 import { Post } from './post.entity';
 import type { PostView } from './post.types';
+
+const shapes = new StatementShapes();
 
 /** A post row with its author's name (null when the users' filter hid the author) and, when asked, the list total. */
 interface PostRow {
@@ -45,17 +48,26 @@ export function postViewSource(ctx: RequestContext, filters: Record<string, bool
       // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
       // OFFSET skips), then only those rows with their authors. Joined or read whole before
       // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
-      const ids = em.createQueryBuilder(Post, 's').select('s.id').where(where as QBFilterQuery<Post>).orderBy(orderBy as never).limit(limit, offset);
-      await ids.applyFilters(filters);
-      const authorFilter = ((await em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
-      const qb = em
-        .createQueryBuilder(Post, 'p')
-        .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
-        .leftJoin('p.user', 'u', authorFilter)
-        .where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>)
-        .orderBy(orderBy as never);
-      if (withTotal) qb.addSelect((await counter(where)).qb.as('total'));
-      const rows: PostRow[] = await qb.execute('all', false);
+      // Built once per shape (StatementShapes): the where-object's numbers, the limit and the
+      // offset are this request's values; everything else is the shape.
+      const values: number[] = [];
+      const key = JSON.stringify(['posts', numbersOut(where, values, () => '#'), orderBy, filters, withTotal ?? false, offset !== undefined]);
+      const at = values.length;
+      values.push(limit, offset ?? 0);
+      const rows = await shapes.rows<PostRow>(em, key, values, async (n) => {
+        const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
+        const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), offset === undefined ? undefined : n(at + 1));
+        await ids.applyFilters(filters);
+        const authorFilter = ((await em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+        const qb = em
+          .createQueryBuilder(Post, 'p')
+          .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
+          .leftJoin('p.user', 'u', authorFilter)
+          .where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>)
+          .orderBy(orderBy as never);
+        if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
+        return qb.getKnexQuery().toSQL();
+      });
       const authors = authorLoader(ctx);
       const platform = em.getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
