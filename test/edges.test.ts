@@ -323,6 +323,18 @@ describe('security headers and CORS', () => {
     }
   });
 
+  it('GraphQL answers are never cached: Cache-Control no-store, over POST and GET, data or errors', async () => {
+    const json = { 'content-type': 'application/json' };
+    for (const res of [
+      await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ posts { total } }' }), headers: json }),
+      await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ post(id: 999999) { id } }' }), headers: json }),
+      await raw('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { accept: 'application/json' } }),
+    ]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
   it('with no CORS_ORIGINS, no cross-origin access: no Access-Control headers, even on a preflight', async () => {
     const origin = 'https://evil.example';
     const pre = await raw('OPTIONS', '/auth/me', { headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });

@@ -1,5 +1,5 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
 import type { GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
@@ -28,6 +28,11 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     plugins: [
       // Apollo's own landing pages load from a CDN; the IDE is graphql/ide.ts, from local files.
       ApolloServerPluginLandingPageDisabled(),
+      // No cache hints are used; left on, its per-field hook makes Apollo wrap every resolver
+      // (about 8% of the CPU of the benchmark's posts query). Its one effect, `no-store`, is set below.
+      ApolloServerPluginCacheControlDisabled(),
+      // Nothing is ever reported to Apollo's cloud, whatever APOLLO_KEY the environment holds.
+      ApolloServerPluginUsageReportingDisabled(),
       ...(opts.plugins ?? []),
       argumentErrorsPlugin<RequestContext>(opts.log),
       {
@@ -36,6 +41,8 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
           return {
             async willSendResponse({ response }) {
               response.http.status = 200;
+              // Answers carry user data (`me`, tokens): no shared or browser cache may keep them.
+              response.http.headers.set('cache-control', 'no-store');
             },
           };
         },
