@@ -10,6 +10,7 @@ import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import { initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
+import { niceThreadPool } from './core/threadpool-priority';
 
 class StartError extends Error {}
 
@@ -35,7 +36,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // First, while nothing else has used libuv's thread pool (its threads are told apart by appearing).
+  const niced = await niceThreadPool(config.threadpoolNice);
   const log: Logger = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env) });
+  if (config.threadpoolNice && !niced) log.warn('could not lower the thread pool priority (THREADPOOL_NICE); hashing competes with requests');
   setBcryptCost(config.bcryptCost);
   const jwtSecret = config.jwtSecret ?? developmentSecret(config);
 

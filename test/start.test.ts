@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -229,5 +229,20 @@ it('a port already in use stops the start with a message saying so, exit 1, and 
     expect(postgresRunning()).toBe(false);
   } finally {
     taken.close();
+  }
+}, 90_000);
+
+it("libuv's thread pool (bcrypt) runs below the event loop's priority; THREADPOOL_NICE=0 leaves it alone", async () => {
+  const niceness = (pid: number) =>
+    readdirSync(`/proc/${pid}/task`).map((tid) => ({ tid: Number(tid), nice: Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]) }));
+  for (const [env, pooled] of [[{}, 10], [{ THREADPOOL_NICE: '0' }, 0]] as const) {
+    const server = start({ ...env, UV_THREADPOOL_SIZE: '3' });
+    await server.ready;
+    const tasks = niceness(server.child.pid!);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(tasks.find((t) => t.tid === server.child.pid)?.nice).toBe(0); // the event loop
+    expect(tasks.filter((t) => t.nice === 10)).toHaveLength(pooled ? 3 : 0);
+    expect(tasks.filter((t) => t.nice !== 0 && t.nice !== 10)).toEqual([]);
   }
 }, 90_000);
