@@ -50,6 +50,8 @@ function start(extraEnv: Record<string, string> = {}): { child: ChildProcess; ou
     }
     throw new Error(`not ready after 30 s (${last}):\n${out}`);
   })();
+  // A test that expects the start to fail never awaits `ready`: its rejection must not land on the next test.
+  ready.catch(() => undefined);
   return { child, output: () => out, port, ready, exited };
 }
 
