@@ -18,6 +18,22 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | null | f
   }
 }
 
+
+/** An app sending through a test SMTP server of its own, for one describe block. */
+function withMailApp(use: (app: TestApp, mailbox: Mailbox) => void): void {
+  let app: TestApp;
+  let mailbox: Mailbox;
+  beforeAll(async () => {
+    mailbox = await startMailbox();
+    app = await startTestApp({ SMTP_URL: mailbox.url });
+    use(app, mailbox);
+  });
+  afterAll(async () => {
+    await app.close();
+    await mailbox.close();
+  });
+}
+
 describe('mail outbox with the SMTP server down', () => {
   let app: TestApp;
   let mailbox: Mailbox | undefined;
@@ -68,14 +84,7 @@ describe('mail outbox with the SMTP server down', () => {
 describe('mail outbox with several workers', () => {
   let app: TestApp;
   let mailbox: Mailbox;
-  beforeAll(async () => {
-    mailbox = await startMailbox();
-    app = await startTestApp({ SMTP_URL: mailbox.url });
-  });
-  afterAll(async () => {
-    await app.close();
-    await mailbox.close();
-  });
+  withMailApp((a, m) => ([app, mailbox] = [a, m]));
 
   it('rows claimed with skip locked are sent once each, however many drains run at once', async () => {
     const to = 'many@example.test';
@@ -116,14 +125,7 @@ describe('mail without SMTP_URL (development)', () => {
 describe('mail outbox after sending', () => {
   let app: TestApp;
   let mailbox: Mailbox;
-  beforeAll(async () => {
-    mailbox = await startMailbox();
-    app = await startTestApp({ SMTP_URL: mailbox.url });
-  });
-  afterAll(async () => {
-    await app.close();
-    await mailbox.close();
-  });
+  withMailApp((a, m) => ([app, mailbox] = [a, m]));
 
   const sentRow = (to: string, subject: string) =>
     until(`"${subject}" to ${to} marked sent`, async () => {

@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
 import { StatementShapes } from '../../core/statement-shapes';
@@ -15,6 +16,14 @@ import { presentPost, type PostFullView, type PostView } from './post.types';
  */
 
 const shapes = new StatementShapes();
+
+/**
+ * The users' filters as a JOIN condition (softDelete, as the ORM defines and enables it), so an
+ * embed of a hidden author comes back null instead of hiding the post or comment.
+ */
+export async function authorJoinFilter(em: EntityManager): Promise<Record<string, unknown>> {
+  return ((await em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+}
 
 /** Authors by user id; null for a soft-deleted user (the softDelete filter applies). */
 export function authorLoader(ctx: RequestContext) {
@@ -50,7 +59,7 @@ export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
     // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
     const rows = await shapes.rows<CommentRow>(ctx.em, `comments:${postIds.length}`, postIds, async (n) => {
-      const authorFilter = ((await ctx.em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+      const authorFilter = await authorJoinFilter(ctx.em);
       return ctx.em
         .createQueryBuilder(Comment, 'c')
         .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])

@@ -2,8 +2,7 @@ import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
-import { User } from '../user/user.entity';
-import { authorLoader } from './post.loaders';
+import { authorJoinFilter, authorLoader } from './post.loaders';
 import { Post } from './post.entity';
 import type { PostView } from './post.types';
 
@@ -58,7 +57,7 @@ export function postViewSource(ctx: RequestContext, filters: Record<string, bool
         const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
         const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), offset === undefined ? undefined : n(at + 1));
         await ids.applyFilters(filters);
-        const authorFilter = ((await em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+        const authorFilter = await authorJoinFilter(em);
         const qb = em
           .createQueryBuilder(Post, 'p')
           .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
