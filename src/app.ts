@@ -1,10 +1,12 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import express, { type Express } from 'express';
 import { expressMiddleware } from '@as-integrations/express5';
 import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
+import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE } from './graphql/ide';
 import { requestId, requestLogger } from './http/logging';
 import { createMetrics, type Metrics } from './http/metrics';
@@ -32,8 +34,10 @@ export interface BuiltApp {
   inFlight: InFlight;
   /** This app's Prometheus registry and collectors (GET /metrics). */
   metrics: Metrics;
+  /** GraphQL over WebSocket; attached to every server `app.listen` creates. */
+  subscriptions: SubscriptionServer;
   startJobs(): void;
-  /** Stops jobs and GraphQL; the ORM and the database belong to the caller. */
+  /** Stops subscriptions, jobs and GraphQL; the ORM and the database belong to the caller. */
   close(): Promise<void>;
 }
 
@@ -43,7 +47,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   const inFlight = new InFlight();
   const production = deps.config.env === 'production';
   const metrics = createMetrics(deps.orm);
-  const apollo = createApolloServer(await buildGraphqlSchema(services), {
+  const schema = await buildGraphqlSchema(services);
+  const apollo = createApolloServer(schema, {
     log: deps.log,
     production,
     plugins: [metrics.graphqlPlugin],
@@ -56,6 +61,17 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.set('query parser', 'simple');
   // Client IPs feed the rate limits: believe X-Forwarded-For only from the configured proxy hops.
   app.set('trust proxy', deps.config.trustProxy);
+
+  const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
+  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, app, state, metrics: metrics.subscriptions });
+  // WebSocket upgrades never reach Express: whoever starts the server (main.ts, cluster workers,
+  // the tests) gets the endpoint with it, without a second call to forget.
+  const listen = app.listen.bind(app) as (...args: unknown[]) => Server;
+  app.listen = ((...args: unknown[]) => {
+    const server = listen(...args);
+    subscriptions.attach(server);
+    return server;
+  }) as typeof app.listen;
 
   const routes = restRoutes(services);
   const table = new RouteTable();
@@ -98,7 +114,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   }
 
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
-  app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
+  app.use(contextMiddleware(deps.orm, services.tokens, resolveTenant));
 
   for (const r of routes) app[r.method](r.path, inFlight.track(r.handler));
   app.use('/graphql', graphqlRequestGuard());
@@ -115,8 +131,10 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     state,
     inFlight,
     metrics,
+    subscriptions,
     startJobs: () => jobs.forEach((j) => j.start()),
     async close() {
+      await subscriptions.close();
       await Promise.all(jobs.map((j) => j.stop()));
       await apollo.stop();
     },

@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests');
     built.state.draining = true;
+    // First: open WebSockets would hold server.close() until the forced cut (CONTRACT 2, 14).
+    await built.subscriptions.close();
     const deadline = Date.now() + config.shutdownTimeoutMs;
     const forced = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
     forced.unref();

@@ -32,6 +32,7 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: intSetting(10_000),
   CORS_ORIGINS: z.string().optional().default(''),
   TRUST_PROXY: intSetting(0),
+  SUBSCRIPTION_CONNECTIONS_PER_IP: intSetting(100),
   THREADPOOL_NICE: intSetting(10).pipe(z.number().max(19, 'must be at most 19')),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
@@ -55,6 +56,8 @@ export interface Config {
   corsOrigins: string[];
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (client IP for rate limits). */
   trustProxy: number;
+  /** Open GraphQL WebSocket connections one client IP may hold (CONTRACT 14); 0 = no limit. */
+  subscriptionConnectionsPerIp: number;
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
@@ -111,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     trustProxy: e.TRUST_PROXY,
+    subscriptionConnectionsPerIp: e.SUBSCRIPTION_CONNECTIONS_PER_IP,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
     mailPollMs: 2000,

@@ -13,6 +13,16 @@ export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSc
   return buildSchema({
     resolvers: resolvers as unknown as [Function, ...Function[]],
     validate: false,
+    // Required by type-graphql once a @Subscription exists, but unused: every subscription brings
+    // its own `subscribe` (graphql/live.ts, fed by PostgreSQL LISTEN), never topics.
+    pubSub: {
+      publish: () => {
+        throw new Error('type-graphql pubSub is not used: events go through core/events.ts');
+      },
+      subscribe: () => {
+        throw new Error('type-graphql pubSub is not used: subscriptions bring their own subscribe');
+      },
+    },
     container: {
       get(cls: new (s: Services) => unknown, _data: ResolverData<object>) {
         if (!services) throw new Error('Schema built without services cannot execute');

@@ -6,6 +6,29 @@ import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import type { User } from '../modules/user/user.entity';
 
+/** What a transport knows about its caller; HTTP reads it from the request, WebSocket from connectionParams. */
+export interface ContextInput {
+  requestId: string;
+  ip: string;
+  tenantId: number | null;
+  /** The `Authorization` value as sent (`Bearer <token>`), checked on first use of `actor()`. */
+  authorization: string | undefined;
+}
+
+/** The one way a RequestContext is made, for every transport (HTTP, GraphQL over WebSocket). */
+export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: ContextInput): RequestContext {
+  const em = orm.em.fork();
+  let actor: Promise<User | null> | undefined;
+  return {
+    em,
+    requestId: input.requestId,
+    ip: input.ip,
+    tenantId: input.tenantId,
+    actor: () => (actor ??= tokens.authenticate(em, input.authorization)),
+    loaders: new Map(),
+  };
+}
+
 /**
  * Builds the RequestContext once per request and runs the rest of the chain inside it
  * (AsyncLocalStorage), so REST handlers, GraphQL resolvers and ORM filters all see it.
@@ -13,16 +36,12 @@ import type { User } from '../modules/user/user.entity';
  */
 export function contextMiddleware(orm: MikroORM, tokens: TokenService, resolveTenant: TenantResolver) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const em = orm.em.fork();
-    let actor: Promise<User | null> | undefined;
-    const ctx: RequestContext = {
-      em,
+    const ctx = buildRequestContext(orm, tokens, {
       requestId: (res.getHeader('x-request-id') as string | undefined) ?? randomUUID(),
       ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
       tenantId: resolveTenant(req),
-      actor: () => (actor ??= tokens.authenticate(em, req.headers.authorization)),
-      loaders: new Map(),
-    };
+      authorization: req.headers.authorization,
+    });
     res.locals.ctx = ctx;
     runWithContext(ctx, next);
   };

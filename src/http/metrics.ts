@@ -22,6 +22,15 @@ export interface Metrics {
   http(table: RouteTable): (req: Request, res: Response, next: NextFunction) => void;
   graphqlPlugin: ApolloServerPlugin<object>;
   handler(req: Request, res: Response): Promise<void>;
+  /** GraphQL over WebSocket (graphql/ws.ts). */
+  subscriptions: SubscriptionMetrics;
+}
+
+export interface SubscriptionMetrics {
+  socketOpened(delta: 1 | -1): void;
+  active(field: string, delta: 1 | -1): void;
+  /** One event sent to one subscriber, `lagMs` after it was emitted. */
+  delivered(field: string, lagMs: number): void;
 }
 
 export function createMetrics(orm: MikroORM): Metrics {
@@ -50,6 +59,11 @@ export function createMetrics(orm: MikroORM): Metrics {
       this.set({ state: 'pending_create' }, pool.numPendingCreates());
     },
   });
+
+  const wsSockets = new Gauge({ name: 'graphql_ws_open_sockets', help: 'Open GraphQL WebSocket connections', registers: [registry] });
+  const wsActive = new Gauge({ name: 'graphql_subscriptions_active', help: 'Active GraphQL subscriptions by field', labelNames: ['field'] as const, registers: [registry] });
+  const wsDelivered = new Counter({ name: 'graphql_subscription_events_delivered_total', help: 'Subscription events sent, one per subscriber, by field', labelNames: ['field'] as const, registers: [registry] });
+  const wsLag = new Histogram({ name: 'graphql_subscription_delivery_lag_seconds', help: 'From the event\'s NOTIFY (in the writing transaction) to its send to a subscriber', labelNames: ['field'] as const, buckets: BUCKETS, registers: [registry] });
 
   const seenNames = new Set<string>();
   const operationLabel = (name: string | null | undefined): string => {
@@ -84,6 +98,14 @@ export function createMetrics(orm: MikroORM): Metrics {
             gqlOperations.inc(labels);
           },
         };
+      },
+    },
+    subscriptions: {
+      socketOpened: (delta) => wsSockets.inc(delta),
+      active: (field, delta) => wsActive.inc({ field }, delta),
+      delivered(field, lagMs) {
+        wsDelivered.inc({ field });
+        wsLag.observe({ field }, Math.max(0, lagMs) / 1000);
       },
     },
     async handler(_req, res) {

@@ -86,6 +86,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
     databaseUrl,
     sql,
     async close() {
+      // Upgraded sockets are not the HTTP server's to close: without this, close() would wait on them.
+      await built.subscriptions.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await built.close();

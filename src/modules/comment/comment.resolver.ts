@@ -1,5 +1,10 @@
-import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root, Subscription } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
+import { AppError } from '../../core/errors';
+import { liveHub, topics } from '../../graphql/live';
+import { findPostView } from '../post/post.queries';
+import { POST_NOT_FOUND } from '../post/post.service';
+import { Comment } from './comment.entity';
 import type { Services } from '../services';
 import { AuthorType, type AuthorView } from '../post/author.types';
 import { authorLoader } from '../post/post.loaders';
@@ -18,8 +23,40 @@ export class CommentResolver {
     return presentComment(await this.services.comments.add(ctx, postId, { body }));
   }
 
+  @Subscription(() => CommentType, {
+    description: 'A comment was added to the post; completes when the post is trashed or deleted. NOT_FOUND for a missing or trashed post.',
+    subscribe: async ({ args, context }) => {
+      const postId = args.postId as number;
+      // Registered before the check, so a trash committed in between still completes it.
+      const sub = await liveHub(context).subscribe({
+        topic: topics.commentAdded(postId),
+        field: 'commentAdded',
+        tenantId: null,
+        load: (ctx, e) => (e.type === 'commentAdded' ? findCommentView(ctx, e.postId, e.commentId) : Promise.resolve(null)),
+      });
+      if (!(await findPostView(context, postId))) {
+        await sub.return();
+        throw AppError.notFound(POST_NOT_FOUND);
+      }
+      return sub;
+    },
+  })
+  commentAdded(@Arg('postId', () => Int) _postId: number, @Root() comment: CommentView): CommentView {
+    return comment;
+  }
+
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })
   user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): Promise<AuthorView | null> {
     return authorLoader(ctx).load(comment.userId);
   }
+}
+
+/** A comment as `post(id) { comments }` shows it: only while its post is visible; its author primed. */
+async function findCommentView(ctx: RequestContext, postId: number, commentId: number): Promise<CommentView | null> {
+  if (!(await findPostView(ctx, postId))) return null;
+  const comment = await ctx.em.findOne(Comment, { id: commentId, post: postId });
+  if (!comment) return null;
+  const view = presentComment(comment);
+  await authorLoader(ctx).load(view.userId);
+  return view;
 }

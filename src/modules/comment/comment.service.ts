@@ -1,5 +1,6 @@
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
+import { flushAndEmit } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
 import { parseId, parseInput } from '../../core/validation';
 import { Post } from '../post/post.entity';
@@ -17,7 +18,7 @@ export class CommentService {
     if (!post) throw AppError.notFound(POST_NOT_FOUND);
     const input = parseInput(createCommentInput, rawInput);
     const comment = ctx.em.create(Comment, { post, user: ctx.em.getReference(User, actor.id), body: input.body } as Comment);
-    await ctx.em.flush();
+    await flushAndEmit(ctx.em, () => [{ type: 'commentAdded', postId, commentId: comment.id }]);
     clearLoaders(ctx);
     return comment;
   }

@@ -85,3 +85,9 @@ export function postViewSource(ctx: RequestContext, filters: Record<string, bool
     },
   };
 }
+
+/** One post as `post(id)` answers it (the filters of postViewSource), or null when hidden or gone. */
+export async function findPostView(ctx: RequestContext, id: number): Promise<PostView | null> {
+  const [post] = (await postViewSource(ctx).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+  return post ?? null;
+}

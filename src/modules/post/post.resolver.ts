@@ -1,12 +1,14 @@
-import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest, type ListResult } from '../../core/pagination';
+import { liveHub, topics } from '../../graphql/live';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { CommentType, type CommentView } from '../comment/comment.types';
 import { UserType, type UserView } from '../user/user.types';
 import { AuthorType, type AuthorView } from './author.types';
 import { authorLoader, commentsLoader, postsByUserLoader } from './post.loaders';
+import { findPostView } from './post.queries';
 import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, type PostView } from './post.types';
 
 const GRAPHQL_PATH = '/graphql';
@@ -77,6 +79,20 @@ export class PostResolver {
   @Mutation(() => PostType)
   async restorePost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
     return presentPost(await this.services.posts.restore(ctx, id));
+  }
+
+  @Subscription(() => PostType, {
+    description: 'A post became published (route or mutation); delivered as `post(id)` would answer it.',
+    subscribe: ({ context }) =>
+      liveHub(context).subscribe({
+        topic: topics.postPublished(),
+        field: 'postPublished',
+        tenantId: null,
+        load: (ctx, e) => (e.type === 'postPublished' ? findPostView(ctx, e.postId) : Promise.resolve(null)),
+      }),
+  })
+  postPublished(@Root() post: PostView): PostView {
+    return post;
   }
 
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })

@@ -1,13 +1,14 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
+import { flushAndEmit } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
-import { postViewSource } from './post.queries';
+import { findPostView, postViewSource } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 import type { PostView } from './post.types';
 
@@ -36,8 +37,7 @@ export class PostService {
 
   /** Read like a list item (one statement with the author), since a detail is only ever shown. */
   async get(ctx: RequestContext, rawId: unknown): Promise<PostView> {
-    const id = parseId(rawId, POST_NOT_FOUND);
-    const [post] = (await postViewSource(ctx).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+    const post = await findPostView(ctx, parseId(rawId, POST_NOT_FOUND));
     if (!post) throw AppError.notFound(POST_NOT_FOUND);
     return post;
   }
@@ -82,7 +82,7 @@ export class PostService {
     if (!post.published || !post.publishedAt) {
       post.published = true;
       post.publishedAt = new Date();
-      await ctx.em.flush();
+      await flushAndEmit(ctx.em, () => [{ type: 'postPublished', postId: post.id }]);
       clearLoaders(ctx);
     }
     return post;
@@ -92,7 +92,7 @@ export class PostService {
   async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
     const post = await this.ownedPost(ctx, rawId, false);
     post.deletedAt = new Date();
-    await ctx.em.flush();
+    await flushAndEmit(ctx.em, () => [{ type: 'postsGone', postIds: [post.id] }]);
     clearLoaders(ctx);
     return { message: 'Post deleted' };
   }

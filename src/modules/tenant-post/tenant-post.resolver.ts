@@ -1,5 +1,7 @@
-import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import type { RequestContext } from '../../core/context';
+import { Arg, Ctx, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import { requireTenant, type RequestContext } from '../../core/context';
+import { liveHub, topics } from '../../graphql/live';
+import { TenantPostService } from './tenant-post.service';
 import type { Services } from '../services';
 import { TenantPostType, type TenantPostView } from './tenant-post.types';
 
@@ -26,4 +28,23 @@ export class TenantPostResolver {
   ): Promise<TenantPostView> {
     return this.services.tenantPosts.create(ctx, { title, body });
   }
+
+  @Subscription(() => TenantPostType, {
+    description: "A post was created for the connection's tenant (connectionParams.tenantId). Needs a tenant.",
+    subscribe: ({ context }) => {
+      const tenantId = requireTenant(context);
+      return liveHub(context).subscribe({
+        topic: topics.tenantPostCreated(tenantId),
+        field: 'tenantPostCreated',
+        tenantId,
+        load: (ctx, e) => (e.type === 'tenantPostCreated' && e.tenantId === tenantId ? reader.find(ctx, e.tenantPostId) : Promise.resolve(null)),
+      });
+    },
+  })
+  tenantPostCreated(@Root() post: TenantPostView): TenantPostView {
+    return post;
+  }
 }
+
+/** Stateless: the subscription's load reads through it as the tenantPosts query does. */
+const reader = new TenantPostService();

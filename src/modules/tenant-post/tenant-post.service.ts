@@ -1,4 +1,5 @@
 import { currentTenantId, requireRole, requireTenant, type RequestContext } from '../../core/context';
+import { flushAndEmit } from '../../core/events';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
@@ -25,8 +26,15 @@ export class TenantPostService {
     const input = parseInput(createTenantPostInput, raw);
     // SPEC 4.4 rule 6: the tenant is passed explicitly, never stamped by a hook or taken from input.
     const post = ctx.em.create(TenantPost, { tenantId, title: input.title, body: input.body } as TenantPost);
-    await ctx.em.flush();
+    await flushAndEmit(ctx.em, () => [{ type: 'tenantPostCreated', tenantId, tenantPostId: post.id }]);
     return presentTenantPost(post);
+  }
+
+  /** One post of the current tenant (what a live event names), or null. */
+  async find(ctx: RequestContext, id: number): Promise<TenantPostView | null> {
+    const tenantId = tenantScope(ctx);
+    const post = await ctx.em.findOne(TenantPost, { id }, { disableIdentityMap: true });
+    return post ? presentTenantPost(ownedBy(post, tenantId)) : null;
   }
 
   /** Every tenant's posts, id ascending; admins only, no tenant needed. */

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
+import { emit, emitWithKnex } from '../../core/events';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
 import type { Logger } from '../../core/logger';
@@ -39,7 +40,10 @@ export class TrashService {
   /** Permanent deletion; the foreign key removes the post's comments. */
   async destroy(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
     const post = await this.trashed(ctx, rawId);
-    await ctx.em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
+    await ctx.em.transactional(async (em) => {
+      await em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
+      await emit(em, [{ type: 'postsGone', postIds: [post.id] }]);
+    });
     ctx.em.getUnitOfWork().unsetIdentity(post);
     clearLoaders(ctx);
     return { message: 'Permanently deleted' };
@@ -50,9 +54,14 @@ export class TrashService {
     await this.guard(ctx);
     const rows = await ctx.em.find(Post, TRASHED, { filters: WITH_TRASHED, fields: ['id'], orderBy: { id: 'asc' } });
     let count = 0;
+    const gone: number[] = [];
     for (const row of rows) {
-      count += await ctx.em.nativeDelete(Post, { id: row.id, ...TRASHED }, { filters: WITH_TRASHED });
+      const n = await ctx.em.nativeDelete(Post, { id: row.id, ...TRASHED }, { filters: WITH_TRASHED });
+      if (n) gone.push(row.id);
+      count += n;
     }
+    // Each delete committed on its own; their subscribers hear of them once, after the last.
+    await emit(ctx.em, [{ type: 'postsGone', postIds: gone }]);
     ctx.em.clear();
     clearLoaders(ctx);
     return { message: `Permanently deleted ${count} ${count === 1 ? 'post' : 'posts'}`, count };
@@ -86,8 +95,10 @@ export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<nu
   return knex.transaction(async (trx) => {
     const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
     if (!rows[0].locked) return null;
-    const deleted = await trx.raw(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?)`, [days]);
-    return deleted.rowCount as number;
+    const deleted = await trx.raw(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
+    const ids = (deleted.rows as { id: number }[]).map((r) => r.id);
+    await emitWithKnex(trx, [{ type: 'postsGone', postIds: ids }]);
+    return ids.length;
   });
 }
 

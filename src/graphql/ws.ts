@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Express } from 'express';
+import {
+  createSourceEventStream,
+  execute,
+  getOperationAST,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
+import { CloseCode } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import jwt from 'jsonwebtoken';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { runWithContext, type RequestContext } from '../core/context';
+import { toAppError } from '../core/errors';
+import { EventListener } from '../core/events';
+import type { TenantResolver } from '../core/tenant';
+import { buildRequestContext } from '../http/context.middleware';
+import type { SubscriptionMetrics } from '../http/metrics';
+import type { AppDeps, Services } from '../modules/services';
+import { formatError } from './errors';
+import { limitRules } from './limits';
+import { LiveHub, type Delivery, type LiveContext } from './live';
+
+/** CONTRACT 14: operations one connection may run at once. */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 50;
+const GRAPHQL_PATH = '/graphql';
+
+interface Connection {
+  ip: string;
+  authorization: string | undefined;
+  tenantId: number | null;
+  expiry?: NodeJS.Timeout;
+}
+
+export interface SubscriptionServer {
+  /** Serves graphql-transport-ws on the server's upgrades to /graphql. */
+  attach(server: Server): void;
+  /** Completes every subscription, closes every socket with 1001, stops listening for events. */
+  close(): Promise<void>;
+  hub: LiveHub;
+}
+
+export interface SubscriptionServerOptions {
+  schema: GraphQLSchema;
+  deps: AppDeps;
+  services: Services;
+  resolveTenant: TenantResolver;
+  app: Express;
+  state: { draining: boolean };
+  metrics: SubscriptionMetrics;
+}
+
+/**
+ * The GraphQL WebSocket endpoint (CONTRACT 14). The caller is established at `connection_init`
+ * exactly as an HTTP request's (buildRequestContext, the same token checks and tenant resolver);
+ * each operation then gets a context of its own, like a request, and each delivered event
+ * executes with the context the event's row was read through (graphql/live.ts).
+ */
+export function createSubscriptionServer(opts: SubscriptionServerOptions): SubscriptionServer {
+  const { schema, deps, services } = opts;
+  const { orm, log } = deps;
+  const format = formatError(log);
+  const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
+  const connections = new WeakMap<WebSocket, Connection>();
+  const perIp = new Map<string, number>();
+  const limitPerIp = deps.config.subscriptionConnectionsPerIp;
+  let closing = false;
+
+  const listener = new EventListener(orm.config.getClientUrl(), (e) => hub.dispatch(e), log);
+  const hub: LiveHub = new LiveHub({
+    listen: () => listener.start(),
+    makeContext: (tenantId) => buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: 'internal', tenantId, authorization: undefined }),
+    runIn: runWithContext,
+    log,
+    onActive: opts.metrics.active,
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  wss.on('connection', (socket) => {
+    opts.metrics.socketOpened(1);
+    socket.once('close', () => {
+      opts.metrics.socketOpened(-1);
+      const c = connections.get(socket);
+      if (c?.expiry) clearTimeout(c.expiry);
+    });
+  });
+
+  const operationContext = (socket: WebSocket): LiveContext => {
+    const c = connections.get(socket)!;
+    const ctx = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: c.ip, tenantId: c.tenantId, authorization: c.authorization });
+    return Object.assign(ctx, { live: hub });
+  };
+
+  const server = useServer(
+    {
+      schema,
+      async onConnect(ctx) {
+        const { socket, request } = ctx.extra;
+        const params = ctx.connectionParams ?? {};
+        const authorization = typeof params.authorization === 'string' ? params.authorization : undefined;
+        const rawTenant = params.tenantId;
+        const tenantId = opts.resolveTenant({ headers: { 'x-tenant-id': typeof rawTenant === 'string' || typeof rawTenant === 'number' ? String(rawTenant) : undefined }, hostname: request.headers.host });
+        const conn: Connection = { ip: clientIp(opts.app, request), authorization, tenantId };
+        const probe = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: conn.ip, tenantId, authorization });
+        try {
+          if (await probe.actor()) {
+            // A connection lives no longer than its token; verified above, so decoding is safe.
+            const exp = (jwt.decode(/\S+$/.exec(authorization!)![0]) as { exp?: number } | null)?.exp;
+            if (exp) {
+              conn.expiry = setTimeout(() => socket.close(CloseCode.Unauthorized, 'Token expired'), Math.max(0, exp * 1000 - Date.now()));
+              conn.expiry.unref();
+            }
+          }
+        } catch (err) {
+          const e = toAppError(err);
+          socket.close(e.status === 401 ? CloseCode.Unauthorized : e.status === 503 ? 1013 : CloseCode.InternalServerError, e.status < 500 ? e.message : 'Service unavailable');
+          return false;
+        } finally {
+          probe.em.clear();
+        }
+        connections.set(socket, conn);
+        return true;
+      },
+      async onSubscribe(ctx, id, payload) {
+        if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+          return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection`, { extensions: { code: 'TOO_MANY_REQUESTS' } })];
+        }
+        let document;
+        try {
+          document = parse(payload.query, { maxTokens: 5000 });
+        } catch (err) {
+          return [err as GraphQLError];
+        }
+        const errors = validate(schema, document, [...specifiedRules, ...limitRules]);
+        if (errors.length) return errors;
+        const contextValue = operationContext(ctx.extra.socket);
+        const op = getOperationAST(document, payload.operationName);
+        const first = op?.selectionSet.selections[0];
+        log.info(
+          { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: payload.operationName ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
+          'subscribe',
+        );
+        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
+      },
+      subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
+      execute: (args) => runWithContext(args.contextValue as RequestContext, () => execute(args)),
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
+    },
+    wss,
+  );
+
+  const refuse = (socket: Duplex, status: number, text: string, message: string) => {
+    const body = JSON.stringify({ message });
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  };
+
+  return {
+    hub,
+    attach(http) {
+      http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        socket.on('error', () => socket.destroy());
+        if (new URL(req.url ?? '/', 'http://localhost').pathname !== GRAPHQL_PATH) return refuse(socket, 404, 'Not Found', 'Not found');
+        if (closing || opts.state.draining) return refuse(socket, 503, 'Service Unavailable', 'Service unavailable');
+        const ip = clientIp(opts.app, req);
+        const open = perIp.get(ip) ?? 0;
+        if (limitPerIp > 0 && open >= limitPerIp) return refuse(socket, 429, 'Too Many Requests', 'Too many requests');
+        perIp.set(ip, open + 1);
+        socket.once('close', () => {
+          const n = (perIp.get(ip) ?? 1) - 1;
+          if (n > 0) perIp.set(ip, n);
+          else perIp.delete(ip);
+        });
+        wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+      });
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      hub.completeAll();
+      // Let each operation's loop send its `complete` before the close frame goes out.
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      const sockets = [...wss.clients];
+      const gone = Promise.all(sockets.map((s) => (s.readyState === s.CLOSED ? null : new Promise((r) => s.once('close', r)))));
+      await server.dispose();
+      // Clients answer the close frame at once; one that does not is cut.
+      const cut = setTimeout(() => sockets.forEach((s) => s.terminate()), 1000);
+      await gone;
+      clearTimeout(cut);
+      await listener.close();
+    },
+  };
+}
+
+/**
+ * graphql-js's subscribe, except that each event executes with the context it was read
+ * through (the delivery's), not the one of the subscribe message: the nested fields of the
+ * topic's subscribers are then batched and cached together, and see the rows as the load did.
+ */
+async function subscribeWithDeliveries(args: ExecutionArgs, metrics: SubscriptionMetrics): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
+  const stream = await runWithContext(args.contextValue as RequestContext, () => createSourceEventStream(args));
+  if (!(Symbol.asyncIterator in stream)) return stream;
+  const source = stream as AsyncGenerator<Delivery>;
+  const mapped = {
+    async next(): Promise<IteratorResult<ExecutionResult>> {
+      const r = await source.next();
+      if (r.done) return { value: undefined, done: true };
+      const d = r.value;
+      const result = await runWithContext(d.ctx, () => execute({ ...args, rootValue: d.value, contextValue: d.ctx }));
+      metrics.delivered(d.field, Date.now() - d.at);
+      return { value: result, done: false };
+    },
+    return: () => source.return(undefined).then(() => ({ value: undefined, done: true as const })),
+    throw: (err: unknown) => source.throw(err).then(() => ({ value: undefined, done: true as const })),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return mapped as unknown as AsyncGenerator<ExecutionResult>;
+}
+
+/** The client IP exactly as Express computes `req.ip` (TRUST_PROXY), for the per-IP limit. */
+function clientIp(app: Express, req: IncomingMessage): string {
+  const r = Object.create(app.request) as { headers: unknown; socket: unknown; connection: unknown; ip?: string };
+  r.headers = req.headers;
+  r.socket = req.socket;
+  r.connection = req.socket;
+  return r.ip ?? req.socket.remoteAddress ?? 'unknown';
+}
