@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import type { TestApp } from './support/harness';
+import { connect as connectWs } from './support/ws';
 
 /**
  * The real process, as `npm start` runs it: embedded PostgreSQL under DATA_DIR, migrations,
@@ -247,4 +249,29 @@ it("libuv's thread pool (bcrypt) runs below the event loop's priority; THREADPOO
     expect(tasks.filter((t) => t.nice === 10)).toHaveLength(pooled ? 3 : 0);
     expect(tasks.filter((t) => t.nice !== 0 && t.nice !== 10)).toEqual([]);
   }
+}, 90_000);
+
+it('SIGTERM with open subscriptions: each completes, its socket closes with 1001, then exit 0 (CONTRACT 2, 14)', async () => {
+  const server = start();
+  await server.ready;
+  const base = `http://127.0.0.1:${server.port()}`;
+  const call = async (path: string, body: unknown, token?: string) => {
+    const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    return (await res.json()) as any;
+  };
+  const { token } = await call('/auth/register', { name: 'Live', email: `live-${Date.now()}@example.test`, password: 'password123' });
+  const post = await call('/posts', { title: 'Live', body: 'b' }, token);
+  const conn = connectWs({ url: base } as TestApp, { authorization: `Bearer ${token}` });
+  const sub = conn.subscribe(`subscription($id: Int!) { commentAdded(postId: $id) { body } }`, { id: post.id });
+  // Subscribed once a comment written after the subscribe message comes back.
+  for (let n = 0; sub.results.length === 0; n++) {
+    await call(`/posts/${post.id}/comments`, { body: `c${n}` }, token);
+    await Promise.race([sub.nth(0), new Promise((r) => setTimeout(r, 200))]);
+  }
+  server.child.kill('SIGTERM');
+  await sub.ended;
+  expect(sub.completed).toBe(true);
+  expect(await conn.closed).toEqual({ code: 1001, reason: 'Going away' });
+  expect(await server.exited).toBe(0);
+  expect(server.output()).toContain('"msg":"stopped"');
 }, 90_000);

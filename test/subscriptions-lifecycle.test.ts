@@ -1,0 +1,129 @@
+import WebSocket from 'ws';
+import { startTestApp, type TestApp } from './support/harness';
+import { clients } from './support/client';
+import { buildUser } from './support/factories';
+import { buildPost } from './support/blog';
+import { connect, untilSubscribed, wsUrl, type WsConnection } from './support/ws';
+
+/** CONTRACT 14 and 2: per-IP limit, shutdown, and several instances on one database. */
+
+const COMMENT_ADDED = `subscription($postId: Int!) { commentAdded(postId: $postId) { id postId body user { id name } } }`;
+
+/** A bare upgrade, to see the HTTP answer of a refused one. */
+function rawUpgrade(app: TestApp): Promise<{ status: number; body: string } | 'open'> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(wsUrl(app), 'graphql-transport-ws');
+    socket.on('open', () => {
+      socket.close();
+      resolve('open');
+    });
+    socket.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    socket.on('error', (err) => reject(err));
+  });
+}
+
+describe('SUBSCRIPTION_CONNECTIONS_PER_IP', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ SUBSCRIPTION_CONNECTIONS_PER_IP: '2' });
+  });
+  afterAll(() => app.close());
+
+  it('refuses the upgrade past the limit with 429 {message}; a closed connection frees its slot', async () => {
+    const a = connect(app);
+    const b = connect(app);
+    await Promise.all([a.connected, b.connected]);
+    expect(await rawUpgrade(app)).toEqual({ status: 429, body: JSON.stringify({ message: 'Too many requests' }) });
+    await a.dispose();
+    await a.closed;
+    // The server sees the close a moment after the client: retry until the slot is free.
+    let outcome = await rawUpgrade(app);
+    while (outcome !== 'open') outcome = await rawUpgrade(app);
+    expect(outcome).toBe('open');
+    await b.dispose();
+  });
+
+  it('an upgrade to another path is refused with 404', async () => {
+    const socket = new WebSocket(`${app.url.replace(/^http/, 'ws')}/elsewhere`, 'graphql-transport-ws');
+    const status = await new Promise((resolve) => socket.on('unexpected-response', (_req, res) => resolve(res.statusCode)));
+    expect(status).toBe(404);
+  });
+});
+
+describe('shutdown', () => {
+  it('close() completes every subscription, then closes each socket with 1001; later upgrades get 503', async () => {
+    const app = await startTestApp();
+    try {
+      const user = await buildUser(app);
+      const post = await buildPost(app, user.user);
+      const conns: WsConnection[] = [connect(app), connect(app, { authorization: `Bearer ${user.token}` })];
+      const subs = conns.flatMap((c) => [c.subscribe(COMMENT_ADDED, { postId: post.id }), c.subscribe(`subscription { postPublished { id } }`)]);
+      await untilSubscribed(app, 4);
+
+      await app.built.subscriptions.close();
+      await Promise.all(subs.map((s) => s.ended));
+      expect(subs.map((s) => s.completed)).toEqual([true, true, true, true]);
+      for (const c of conns) expect(await c.closed).toEqual({ code: 1001, reason: 'Going away' });
+      expect(await rawUpgrade(app)).toEqual({ status: 503, body: JSON.stringify({ message: 'Service unavailable' }) });
+      expect(app.built.subscriptions.hub.size).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('two instances on one database', () => {
+  let one: TestApp;
+  let two: TestApp;
+  beforeAll(async () => {
+    one = await startTestApp();
+    two = await startTestApp({ DATABASE_URL: one.databaseUrl });
+  });
+  afterAll(async () => {
+    await two.close();
+    await one.close();
+  });
+
+  it('a subscriber on one receives exactly once what is written on the other (and its own instance too)', async () => {
+    const writer = await buildUser(one, { name: 'Writer' });
+    const post = await buildPost(one, writer.user);
+    const onOne = connect(one);
+    const onTwo = connect(two);
+    const subOne = onOne.subscribe(COMMENT_ADDED, { postId: post.id });
+    const subTwo = onTwo.subscribe(COMMENT_ADDED, { postId: post.id });
+    await Promise.all([untilSubscribed(one, 1), untilSubscribed(two, 1)]);
+
+    const viaTwo = await clients(two.url).rest('POST', `/posts/${post.id}/comments`, { token: writer.token, body: { body: 'written on two' } });
+    const viaOne = await clients(one.url).rest('POST', `/posts/${post.id}/comments`, { token: writer.token, body: { body: 'written on one' } });
+    expect([viaTwo.status, viaOne.status]).toEqual([201, 201]);
+
+    const expected = [
+      { data: { commentAdded: { id: viaTwo.body.id, postId: post.id, body: 'written on two', user: { id: writer.user.id, name: 'Writer' } } } },
+      { data: { commentAdded: { id: viaOne.body.id, postId: post.id, body: 'written on one', user: { id: writer.user.id, name: 'Writer' } } } },
+    ];
+    await Promise.all([subOne.nth(1), subTwo.nth(1)]);
+    // Exactly once: a third write arrives next on both, nothing repeated before it.
+    const marker = await clients(two.url).rest('POST', `/posts/${post.id}/comments`, { token: writer.token, body: { body: 'marker' } });
+    await Promise.all([subOne.nth(2), subTwo.nth(2)]);
+    for (const sub of [subOne, subTwo]) {
+      expect(sub.results.slice(0, 2)).toEqual(expected);
+      expect(sub.results[2].data!.commentAdded.id).toBe(marker.body.id);
+      expect(sub.results).toHaveLength(3);
+    }
+    await Promise.all([onOne.dispose(), onTwo.dispose()]);
+  });
+
+  it('a trash on one completes the subscriptions on both', async () => {
+    const writer = await buildUser(one);
+    const post = await buildPost(one, writer.user);
+    const subs = [connect(one), connect(two)].map((c) => c.subscribe(COMMENT_ADDED, { postId: post.id }));
+    await Promise.all([untilSubscribed(one, 1), untilSubscribed(two, 1)]);
+    expect((await clients(one.url).rest('DELETE', `/posts/${post.id}`, { token: writer.token })).status).toBe(200);
+    await Promise.all(subs.map((s) => s.ended));
+    expect(subs.map((s) => [s.completed, s.results])).toEqual([[true, []], [true, []]]);
+  });
+});
