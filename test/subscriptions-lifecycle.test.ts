@@ -4,6 +4,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
 import { connect, untilSubscribed, wsUrl, type WsConnection } from './support/ws';
+import { createPinoLogger } from '../src/core/logger';
 
 /** CONTRACT 14 and 2: per-IP limit, shutdown, and several instances on one database. */
 
@@ -125,5 +126,30 @@ describe('two instances on one database', () => {
     expect((await clients(one.url).rest('DELETE', `/posts/${post.id}`, { token: writer.token })).status).toBe(200);
     await Promise.all(subs.map((s) => s.ended));
     expect(subs.map((s) => [s.completed, s.results])).toEqual([[true, []], [true, []]]);
+  });
+});
+
+describe('request log', () => {
+  it('one line per subscribe naming the operation and field; connectionParams (the token) never logged', async () => {
+    const lines: string[] = [];
+    const app = await startTestApp({}, { log: createPinoLogger({ level: 'info', stream: { write: (s: string) => void lines.push(s) } }) });
+    try {
+      const user = await buildUser(app);
+      const c = connect(app, { authorization: `Bearer ${user.token}`, tenantId: 7 });
+      const a = c.subscribe(`subscription Feed { postPublished { id } }`);
+      const b = c.subscribe(`subscription { tenantPostCreated { id } }`);
+      await untilSubscribed(app, 2);
+      const subscribes = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'subscribe');
+      expect(subscribes).toEqual([
+        expect.objectContaining({ transport: 'ws', operation: 'Feed', type: 'subscription', field: 'postPublished', requestId: expect.any(String) }),
+        expect.objectContaining({ transport: 'ws', operation: null, type: 'subscription', field: 'tenantPostCreated', requestId: expect.any(String) }),
+      ]);
+      expect(lines.join('')).not.toContain(user.token.split('.')[2]);
+      a.unsubscribe();
+      b.unsubscribe();
+      await c.dispose();
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -71,6 +71,8 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
   const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
   const connections = new WeakMap<WebSocket, Connection>();
   const perIp = new Map<string, number>();
+  /** graphql-ws's per-connection state, to see when every operation has sent its `complete`. */
+  const live = new Set<{ subscriptions: Record<string, unknown> }>();
   const limitPerIp = deps.config.subscriptionConnectionsPerIp;
   let closing = false;
 
@@ -127,7 +129,11 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
           probe.em.clear();
         }
         connections.set(socket, conn);
+        live.add(ctx);
         return true;
+      },
+      onClose(ctx) {
+        live.delete(ctx);
       },
       async onSubscribe(ctx, id, payload) {
         if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
@@ -145,7 +151,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
         const op = getOperationAST(document, payload.operationName);
         const first = op?.selectionSet.selections[0];
         log.info(
-          { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: payload.operationName ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
+          { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: op?.name?.value ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
           'subscribe',
         );
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
@@ -186,8 +192,10 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
       if (closing) return;
       closing = true;
       hub.completeAll();
-      // Let each operation's loop send its `complete` before the close frame goes out.
-      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      // Each operation's loop sends its `complete`, then leaves ctx.subscriptions: the close frame
+      // goes out after that (bounded, should a send hang).
+      const pending = () => [...live].some((c) => Object.keys(c.subscriptions).length > 0);
+      for (const until = Date.now() + 1000; pending() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
       const sockets = [...wss.clients];
       const gone = Promise.all(sockets.map((s) => (s.readyState === s.CLOSED ? null : new Promise((r) => s.once('close', r)))));
       await server.dispose();
