@@ -108,6 +108,28 @@ describe('commentAdded(postId)', () => {
   });
 });
 
+describe('batched delivery', () => {
+  it('one event costs the same statements for 40 subscribers of a post as for one', async () => {
+    const post = await buildPost(app, author.user);
+    const statementsFor = async (subscribers: number) => {
+      const conn = ws();
+      const subs = Array.from({ length: subscribers }, () => conn.subscribe(COMMENT_ADDED, { postId: post.id }));
+      await untilSubscribed(app, subscribers);
+      app.sql.length = 0;
+      await addComment(post.id, `for ${subscribers}`);
+      await Promise.all(subs.map((s) => s.nth(0)));
+      const count = app.sql.length;
+      expect(subs.every((s) => s.results[0].data?.commentAdded.user.name === 'Ada')).toBe(true);
+      await conn.dispose();
+      await conn.closed;
+      while (app.built.subscriptions.hub.size) await new Promise((r) => setTimeout(r, 5));
+      return count;
+    };
+    const one = await statementsFor(1);
+    expect(await statementsFor(40)).toBe(one);
+  });
+});
+
 describe('postPublished', () => {
   it('delivers a post published through REST or the mutation, as post(id) answers it; never an unpublished one', async () => {
     const viaRest = await buildPost(app, author.user);

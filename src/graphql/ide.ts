@@ -20,9 +20,32 @@ export const IDE_ASSET_ROUTE = '/graphql/assets/:file';
 
 // The start script is a file of its own, so a strict Content-Security-Policy (no inline script) fits.
 // `#query=` in the address pre-fills the editor: a fragment never reaches the server.
+// Subscriptions go over graphql-ws (bundled in GraphiQL's build) to the same path; the Headers
+// tab's Authorization and x-tenant-id become the connection's `authorization` and `tenantId`
+// (CONTRACT 14), so one set of headers serves queries and subscriptions alike.
 const INIT_JS = `(function () {
   var hash = new URLSearchParams(location.hash.slice(1));
-  var fetcher = GraphiQL.createFetcher({ url: location.pathname });
+  var wsUrl = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname;
+  var http = GraphiQL.createFetcher({ url: location.pathname });
+  var ws = GraphiQL.createFetcher({ url: location.pathname, subscriptionUrl: wsUrl });
+  function isSubscription(opts, name) {
+    var defs = (opts && opts.documentAST && opts.documentAST.definitions) || [];
+    return defs.some(function (d) {
+      return d.kind === 'OperationDefinition' && d.operation === 'subscription' && (!name || (d.name && d.name.value === name) || defs.length === 1);
+    });
+  }
+  function connectionParams(headers) {
+    var params = {};
+    Object.keys(headers || {}).forEach(function (k) {
+      if (k.toLowerCase() === 'authorization') params.authorization = headers[k];
+      if (k.toLowerCase() === 'x-tenant-id') params.tenantId = headers[k];
+    });
+    return params;
+  }
+  var fetcher = function (params, opts) {
+    if (!isSubscription(opts, params.operationName)) return http(params, opts);
+    return ws(params, Object.assign({}, opts, { headers: connectionParams(opts && opts.headers) }));
+  };
   var props = { fetcher: fetcher, defaultEditorToolsVisibility: true, shouldPersistHeaders: false };
   if (hash.get('query')) props.query = hash.get('query');
   if (hash.get('headers')) props.headers = hash.get('headers');

@@ -56,6 +56,8 @@ class Subscriber<T> implements AsyncIterableIterator<Delivery<T>> {
   private readonly buffer: Delivery<T>[] = [];
   private waiting: ((r: IteratorResult<Delivery<T>>) => void) | null = null;
   done = false;
+  /** Past the subscribe-time checks (counted by `size`). */
+  confirmed = false;
 
   constructor(
     readonly spec: TopicSpec<T>,
@@ -117,11 +119,15 @@ export class LiveHub {
 
   get size(): number {
     let n = 0;
-    for (const s of this.byTopic.values()) n += s.size;
+    for (const set of this.byTopic.values()) for (const s of set) if (s.confirmed) n++;
     return n;
   }
 
-  async subscribe<T>(spec: TopicSpec<T>): Promise<Subscriber<T>> {
+  /**
+   * Registers, then runs `check` (what the field requires, e.g. that the post exists): an event
+   * committed meanwhile is buffered, not missed, and a trash committed meanwhile still ends it.
+   */
+  async subscribe<T>(spec: TopicSpec<T>, check?: () => Promise<void>): Promise<Subscriber<T>> {
     if (this.closed) throw AppError.unavailable();
     await this.opts.listen();
     const sub = new Subscriber<T>(spec, (s) => this.remove(s as Subscriber<unknown>));
@@ -129,6 +135,13 @@ export class LiveHub {
     if (!set) this.byTopic.set(spec.topic, (set = new Set()));
     set.add(sub as Subscriber<unknown>);
     this.opts.onActive(spec.field, 1);
+    try {
+      await check?.();
+    } catch (err) {
+      await sub.return();
+      throw err;
+    }
+    sub.confirmed = true;
     return sub;
   }
 

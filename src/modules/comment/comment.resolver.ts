@@ -25,20 +25,19 @@ export class CommentResolver {
 
   @Subscription(() => CommentType, {
     description: 'A comment was added to the post; completes when the post is trashed or deleted. NOT_FOUND for a missing or trashed post.',
-    subscribe: async ({ args, context }) => {
+    subscribe: ({ args, context }) => {
       const postId = args.postId as number;
-      // Registered before the check, so a trash committed in between still completes it.
-      const sub = await liveHub(context).subscribe({
-        topic: topics.commentAdded(postId),
-        field: 'commentAdded',
-        tenantId: null,
-        load: (ctx, e) => (e.type === 'commentAdded' ? findCommentView(ctx, e.postId, e.commentId) : Promise.resolve(null)),
-      });
-      if (!(await findPostView(context, postId))) {
-        await sub.return();
-        throw AppError.notFound(POST_NOT_FOUND);
-      }
-      return sub;
+      return liveHub(context).subscribe(
+        {
+          topic: topics.commentAdded(postId),
+          field: 'commentAdded',
+          tenantId: null,
+          load: (ctx, e) => (e.type === 'commentAdded' ? findCommentView(ctx, e.postId, e.commentId) : Promise.resolve(null)),
+        },
+        async () => {
+          if (!(await findPostView(context, postId))) throw AppError.notFound(POST_NOT_FOUND);
+        },
+      );
     },
   })
   commentAdded(@Arg('postId', () => Int) _postId: number, @Root() comment: CommentView): CommentView {
