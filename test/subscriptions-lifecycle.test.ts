@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { buildPost } from './support/blog';
+import { buildPost, sql } from './support/blog';
 import { connect, untilSubscribed, wsUrl, type WsConnection } from './support/ws';
 import { createPinoLogger } from '../src/core/logger';
 
@@ -147,6 +147,34 @@ describe('request log', () => {
       expect(lines.join('')).not.toContain(user.token.split('.')[2]);
       a.unsubscribe();
       b.unsubscribe();
+      await c.dispose();
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('the LISTEN connection', () => {
+  it('is re-opened when lost; events committed after that are delivered again', async () => {
+    const app = await startTestApp();
+    try {
+      const user = await buildUser(app);
+      const post = await buildPost(app, user.user);
+      const c = connect(app);
+      const sub = c.subscribe(COMMENT_ADDED, { postId: post.id });
+      await untilSubscribed(app, 1);
+      const listeners = `select pid from pg_stat_activity where datname = current_database() and query = 'listen blog_live_events'`;
+      const [before] = await sql(app, listeners);
+      expect(before).toBeDefined();
+      await sql(app, 'select pg_terminate_backend(?)', [before.pid]);
+      // Retried until the listener is back (its first retry comes after 250 ms).
+      for (let n = 0; sub.results.length === 0; n++) {
+        await clients(app.url).rest('POST', `/posts/${post.id}/comments`, { token: user.token, body: { body: `after loss ${n}` } });
+        await Promise.race([sub.nth(0), new Promise((r) => setTimeout(r, 100))]);
+      }
+      const after = await sql(app, listeners);
+      expect(after).toHaveLength(1);
+      expect(after[0].pid).not.toBe(before.pid);
       await c.dispose();
     } finally {
       await app.close();

@@ -154,6 +154,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
           { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: op?.name?.value ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
           'subscribe',
         );
+        sameOperation.set(document, JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null]));
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
       },
       subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
@@ -208,10 +209,17 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
   };
 }
 
+/** Each subscription's document, to the text that makes two subscriptions the same operation. */
+const sameOperation = new WeakMap<ExecutionArgs['document'], string>();
+/** Per delivery context (one per event and topic), the results already computed by operation. */
+const executed = new WeakMap<RequestContext, Map<string, Promise<ExecutionResult>>>();
+
 /**
  * graphql-js's subscribe, except that each event executes with the context it was read
  * through (the delivery's), not the one of the subscribe message: the nested fields of the
  * topic's subscribers are then batched and cached together, and see the rows as the load did.
+ * Subscribers of a topic sending the same operation (text and variables) get the same answer,
+ * so it is executed once per event, not once per subscriber.
  */
 async function subscribeWithDeliveries(args: ExecutionArgs, metrics: SubscriptionMetrics): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
   const stream = await runWithContext(args.contextValue as RequestContext, () => createSourceEventStream(args));
@@ -222,7 +230,15 @@ async function subscribeWithDeliveries(args: ExecutionArgs, metrics: Subscriptio
       const r = await source.next();
       if (r.done) return { value: undefined, done: true };
       const d = r.value;
-      const result = await runWithContext(d.ctx, () => execute({ ...args, rootValue: d.value, contextValue: d.ctx }));
+      const key = sameOperation.get(args.document);
+      let memo = executed.get(d.ctx);
+      if (!memo) executed.set(d.ctx, (memo = new Map()));
+      let pending = key === undefined ? undefined : memo.get(key);
+      if (!pending) {
+        pending = Promise.resolve(runWithContext(d.ctx, () => execute({ ...args, rootValue: d.value, contextValue: d.ctx })));
+        if (key !== undefined) memo.set(key, pending);
+      }
+      const result = await pending;
       metrics.delivered(d.field, Date.now() - d.at);
       return { value: result, done: false };
     },
