@@ -98,7 +98,7 @@ export function sampleRss(pid: number): () => number {
 }
 
 /** CPU time (user + system) of a process in clock ticks (1/100 s), from /proc. */
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return Number(fields[11]) + Number(fields[12]);

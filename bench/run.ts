@@ -5,6 +5,7 @@ import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './conf
 import { call } from './http';
 import { distPath, startTarget, type Target } from './processes';
 import { POSTS_QUERY, scenarios, type Measurement } from './scenarios';
+import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
   }
   const rows: { label: string; key: string; svc: Measurement; ref: Measurement }[] = [];
   const problems: Record<string, string[]> = {};
+  let realtime: RealtimeFigures[] = [];
   try {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
     const profDir = join(resultsDir, 'prof');
@@ -82,6 +84,8 @@ async function main(): Promise<void> {
         SMTP_URL: 'smtp://127.0.0.1:1',
         APP_URL: 'http://bench.invalid',
         AUTH_RATE_LIMIT_PER_MINUTE: '0',
+        // The realtime scenario opens thousands of WebSockets from this one address.
+        SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(resultsDir, '.service-data'),
         ...benchConfig.serviceEnv,
@@ -119,6 +123,8 @@ async function main(): Promise<void> {
         if (bad.length || m.errors) log(`   ${name}: ${m.errors} errors; non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
       }
     }
+    // Subscriptions exist on the service only: the reference has nothing to compare.
+    if (!benchConfig.only.length || benchConfig.only.includes('realtime')) realtime = await runRealtime(service, log);
   } finally {
     for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
     await Promise.all(targets.map((t) => t.stop()));
@@ -147,6 +153,9 @@ async function main(): Promise<void> {
     () => `${login!.svc.rps.toFixed(2)} logins/s vs ${bcryptPerSecond.toFixed(2)} compares/s = ${(login!.svc.rps / bcryptPerSecond * 100).toFixed(0)}% (reference ${(login!.ref.rps / bcryptPerSecond * 100).toFixed(0)}%)`);
   check('GET /posts p99 during a login storm <= 2x without', calm && storm, () => storm!.svc.p99 <= 2 * calm!.svc.p99,
     () => `${storm!.svc.p99} ms vs ${calm!.svc.p99} ms = ${(storm!.svc.p99 / calm!.svc.p99).toFixed(1)}x (reference ${(storm!.ref.p99 / calm!.ref.p99).toFixed(1)}x)`);
+  const rt = realtime.find((r) => r.subscribers === 5000);
+  check('realtime: 5,000 idle subscribers held, last delivery p99 < 250 ms, < 30 KB RSS each', rt, () => rt!.held >= 5100 && rt!.p99 < 250 && rt!.rssPerSubscriberKb < 30,
+    () => `${rt!.held} held, p99 ${rt!.p99.toFixed(0)} ms, ${rt!.rssPerSubscriberKb.toFixed(1)} KB each`);
   const maxRss = Math.max(0, ...rows.map((r) => r.svc.rssMb));
   check('service RSS under load < 250 MB', rows.length, () => maxRss < 250, () => `max ${f0(maxRss)} MB`);
 
@@ -158,6 +167,7 @@ async function main(): Promise<void> {
       `${benchConfig.duration} s per scenario after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s.`,
     '',
     ...table,
+    ...realtimeTable(realtime),
     '',
     'Targets:',
     ...targetsLines,

@@ -287,6 +287,16 @@ ${me}  posts(page: 1, published: true) {
 `;
 }
 
+/** A published post to comment on, when the service has posts. */
+async function firstPostId(base) {
+  try {
+    const res = await fetch(`${base}/posts?published=true`);
+    return res.ok ? (await res.json()).data?.[0]?.id ?? null : null;
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   if (typeof WebSocket === 'undefined') fail('no WebSocket client: use Node 22, or run with `node --experimental-websocket` (npm run screenshots does).');
   const chromium = findChromium();
@@ -322,6 +332,26 @@ async function main() {
     await ide.waitFor('the query result', `(document.querySelector('.result-window') || {}).innerText?.includes('"data"')`);
     await sleep(500);
     await ide.screenshot(join(outDir, 'graphiql.png'));
+
+    // A live subscription: GraphiQL holds it over WebSocket while comments arrive through REST.
+    const live = headers && (await firstPostId(service.url));
+    if (live) {
+      const token = JSON.parse(headers).Authorization;
+      const subscription = `# Runs over WebSocket (graphql-ws); new comments appear as they are added\nsubscription LiveComments {\n  commentAdded(postId: ${live}) {\n    id\n    body\n    createdAt\n    user { name }\n  }\n}\n`;
+      const sub = await openPage(cdp, origin, blocked);
+      await sub.goto(`${service.url}/graphql#${new URLSearchParams({ query: subscription, headers }).toString()}`);
+      await sub.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .CodeMirror')`);
+      await sleep(1000);
+      await sub.evaluate(`(() => { document.querySelector('.graphiql-execute-button').click(); return true; })()`);
+      await sleep(1000); // subscribed (nothing to wait on in the page until an event arrives)
+      for (const body of ['First!', 'A live comment, pushed to the IDE as soon as it committed']) {
+        const res = await fetch(`${service.url}/posts/${live}/comments`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify({ body }) });
+        if (res.status !== 201) fail(`adding a comment answered ${res.status}`);
+        await sub.waitFor('the comment in the result pane', `(document.querySelector('.result-window') || {}).innerText?.includes(${JSON.stringify(body)})`);
+      }
+      await sleep(500);
+      await sub.screenshot(join(outDir, 'graphiql-subscription.png'));
+    }
 
     cdp.close();
   } finally {
