@@ -57,7 +57,10 @@ async function listRps(url: string): Promise<number> {
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 
-export async function runRealtime(target: Target, log: (msg: string) => void, counts = [1000, 5000]): Promise<RealtimeFigures[]> {
+/** BENCH_REALTIME_COUNTS=1000,5000 (default): the subscriber counts measured. */
+const COUNTS = (process.env.BENCH_REALTIME_COUNTS ?? '1000,5000').split(',').map(Number).filter((n) => n > 0);
+
+export async function runRealtime(target: Target, log: (msg: string) => void, counts = COUNTS): Promise<RealtimeFigures[]> {
   const login = await call(target.url, 'POST', '/auth/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: userEmail(1), password: BENCH_PASSWORD }) });
   const token = login.body?.token as string;
   if (!token) throw new Error(`realtime: login failed (${login.status})`);

@@ -292,3 +292,13 @@ describe('observability', () => {
     expect(text).toMatch(/^graphql_subscription_delivery_lag_seconds_count\{field="commentAdded"\} [1-9]/m);
   });
 });
+
+describe('over HTTP', () => {
+  it('a subscription sent to POST /graphql is refused as a bad request, nothing runs', async () => {
+    const r = await api.gql(`subscription { postPublished { id } }`);
+    expect(r.status).toBe(200);
+    expect(r.data).toBeUndefined();
+    expect(r.errors).toEqual([{ message: 'Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql', extensions: { code: 'BAD_USER_INPUT' } }]);
+    expect(app.built.subscriptions.hub.size).toBe(0);
+  });
+});

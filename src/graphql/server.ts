@@ -1,6 +1,6 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled, ApolloServerPluginUsageReportingDisabled } from '@apollo/server/plugin/disabled';
-import type { GraphQLSchema } from 'graphql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import { argumentErrorsPlugin } from './argument-errors';
@@ -39,6 +39,12 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
         // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
         async requestDidStart() {
           return {
+            // Apollo would run a subscription's resolver once, as a query field: they live on WebSocket.
+            async didResolveOperation({ operation }) {
+              if (operation?.operation === 'subscription') {
+                throw new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql', { extensions: { code: 'BAD_REQUEST' } });
+              }
+            },
             async willSendResponse({ response }) {
               response.http.status = 200;
               // Answers carry user data (`me`, tokens): no shared or browser cache may keep them.
