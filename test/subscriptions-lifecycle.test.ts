@@ -84,6 +84,10 @@ describe('two instances on one database', () => {
     one = await startTestApp();
     two = await startTestApp({ DATABASE_URL: one.databaseUrl });
   });
+  afterEach(async () => {
+    // Each test counts its own subscribers from zero.
+    while (one.built.subscriptions.hub.size + two.built.subscriptions.hub.size) await new Promise((r) => setTimeout(r, 5));
+  });
   afterAll(async () => {
     await two.close();
     await one.close();
