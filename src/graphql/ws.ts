@@ -224,6 +224,10 @@ const executed = new WeakMap<RequestContext, Map<string, Promise<ExecutionResult
 async function subscribeWithDeliveries(args: ExecutionArgs, metrics: SubscriptionMetrics): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
   const stream = await runWithContext(args.contextValue as RequestContext, () => createSourceEventStream(args));
   if (!(Symbol.asyncIterator in stream)) return stream;
+  // The operation's own context (an EntityManager fork) served the subscribe-time checks; every
+  // delivery brings its own. graphql-ws keeps these args for the subscription's life: released
+  // here, so thousands of idle subscriptions do not each hold a fork.
+  (args as { contextValue: unknown }).contextValue = undefined;
   const source = stream as AsyncGenerator<Delivery>;
   const mapped = {
     async next(): Promise<IteratorResult<ExecutionResult>> {
