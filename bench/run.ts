@@ -91,7 +91,7 @@ async function main(): Promise<void> {
         ...benchConfig.serviceEnv,
       }, [
         // The heap cap `npm start` uses (package.json): without it V8 grows the heap to ~300 MB under load.
-        '--max-old-space-size=192',
+        `--max-old-space-size=${process.env.BENCH_SERVICE_HEAP_MB || 192}`,
         ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
       ]),
       await startTarget('reference', distPath('bench', 'reference', 'server.js'), common),
