@@ -337,7 +337,7 @@ async function main() {
     const live = headers && (await firstPostId(service.url));
     if (live) {
       const token = JSON.parse(headers).Authorization;
-      const subscription = `# Runs over WebSocket (graphql-ws); new comments appear as they are added\nsubscription LiveComments {\n  commentAdded(postId: ${live}) {\n    id\n    body\n    createdAt\n    user { name }\n  }\n}\n`;
+      const subscription = `# Live over WebSocket: comments appear as added\nsubscription LiveComments {\n  commentAdded(postId: ${live}) {\n    id\n    body\n    createdAt\n    user { name }\n  }\n}\n`;
       const sub = await openPage(cdp, origin, blocked);
       await sub.goto(`${service.url}/graphql#${new URLSearchParams({ query: subscription, headers }).toString()}`);
       await sub.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .CodeMirror')`);
