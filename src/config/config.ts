@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 
 /**
  * Every setting the service reads, parsed and checked once at start. Nothing else in src/
- * reads process.env, so this file is the complete list (the README mirrors it).
+ * reads process.env, so this file is the complete list (docs/settings.md mirrors it; test/docs.test.ts checks).
  */
 const intSetting = (fallback: number, min = 0) =>
   z
