@@ -29,20 +29,36 @@ export function redactPath(path: string): string {
 }
 
 /**
+ * Fields a later layer adds to the request's log line (the GraphQL operation), keyed by the
+ * request's own RequestContext (res.locals.ctx, or currentContext() where the response is out of
+ * reach, as in a GraphQL plugin).
+ */
+const extraFields = new WeakMap<object, Record<string, unknown>>();
+
+export function addLogFields(ctx: object, fields: Record<string, unknown>): void {
+  extraFields.set(ctx, { ...extraFields.get(ctx), ...fields });
+}
+
+/**
  * One line per request, built only from fields that cannot hold a secret: no headers, no body,
  * no query string (GraphQL GET variables could carry a password), and a path with tokens cut out.
  */
 export function requestLogger(log: Logger, table: RouteTable) {
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
+    // Read now: the /graphql mount rewrites req.url to "/" and never puts it back once Apollo has
+    // answered (so at 'close' req.path says "/"), and the GraphQL guard turns HEAD into GET.
+    const { method, path } = req;
     res.once('close', () => {
+      const ctx: unknown = res.locals.ctx;
       const line = {
         requestId: res.locals.requestId as string | undefined,
-        method: req.method,
-        route: table.match(req.path),
-        path: redactPath(req.path),
+        method,
+        route: table.match(path),
+        path: redactPath(path),
         status: res.statusCode,
         durationMs: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100,
+        ...(typeof ctx === 'object' && ctx !== null ? extraFields.get(ctx) : undefined),
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       if (res.statusCode >= 500) log.warn(line, 'request');

@@ -64,9 +64,11 @@ export function createMetrics(orm: MikroORM): Metrics {
     registry,
     http: (table) => (req, res, next) => {
       const end = httpDuration.startTimer();
+      // Read now, not at 'close': the /graphql mount leaves req.path as "/" (see logging.ts).
+      const { method, path } = req;
       res.once('close', () => {
         // The route pattern, never the raw path: ids and tokens would make one series per request.
-        const labels = { method: req.method, route: table.match(req.path) ?? 'unmatched', status_code: String(res.statusCode) };
+        const labels = { method, route: table.match(path) ?? 'unmatched', status_code: String(res.statusCode) };
         end(labels);
         httpRequests.inc(labels);
       });
