@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
-import { gqlAnswer, restAnswer, unexplained, type Model } from './support/races';
+import { fireAll, gqlAnswer, restAnswer, unexplained, type Model } from './support/races';
 import { purgeExpiredTrash } from '../src/modules/trash/trash.service';
 
 /**
@@ -106,7 +106,7 @@ async function postRounds(surface: Surface, initial: (round: number) => PostStat
   for (let round = 0; round < ROUNDS; round++) {
     const start = initial(round);
     const post = await makePost(start);
-    const answers = await Promise.all(ops.map((op) => sendPostOp(surface, op, post.id)));
+    const answers = await fireAll(round, ops.map((op) => () => sendPostOp(surface, op, post.id)));
     const failure = unexplained(`round ${round} [${ops.join(', ')}]`, start, ops.map((op) => POST_MODELS[op]), { answers, final: await postState(post.id) });
     if (failure) failures.push(failure);
   }
@@ -151,7 +151,7 @@ async function sweepRounds(surface: Surface, backdate: boolean, sweep: () => Pro
     if (backdate) {
       await sql(app, `update posts set deleted_at = now() - make_interval(days => ?) where id in (${posts.map(() => '?').join(',')})`, [RETENTION_DAYS + 1, ...posts.map((p) => p.id)]);
     }
-    const [swept, ...restores] = await Promise.all([sweep(), ...posts.map((p) => sendPostOp(surface, 'trashRestore', p.id))]);
+    const [swept, ...restores] = await fireAll(batch, [sweep, ...posts.map((p) => () => sendPostOp(surface, 'trashRestore', p.id))]);
     const final = await Promise.all(posts.map((p) => postState(p.id)));
     const models: Model<PostState[]>[] = [
       (states) => [sweepModel(states.filter(isTrashed).length), states.map((s) => (isTrashed(s) ? 'gone' : s))],
@@ -209,7 +209,7 @@ describe.each<Surface>(['rest', 'graphql'])('one user, deletes and restores at o
       const start = round % 2 ? 'deleted' : 'live';
       const { user } = await buildUser(app);
       if (start === 'deleted') await sql(app, 'update users set deleted_at = now() where id = ?', [user.id]);
-      const answers = await Promise.all(ops.map((op) => sendUserOp(surface, op, user.id)));
+      const answers = await fireAll(round, ops.map((op) => () => sendUserOp(surface, op, user.id)));
       const [row] = await sql(app, 'select deleted_at from users where id = ?', [user.id]);
       const failure = unexplained(`round ${round}`, start, ops.map((op) => USER_MODELS[op]), { answers, final: row.deleted_at ? 'deleted' : 'live' });
       if (failure) failures.push(failure);

@@ -60,3 +60,17 @@ export function gqlAnswer(r: GqlResponse, field: string, describe?: (data: any) 
   const value = r.data?.[field];
   return `200 ${describe ? describe(value) : value?.message}`;
 }
+
+/**
+ * Starts every request at once, beginning with a different one each round (requests go out in
+ * the order they are started, so the first often wins), and returns the answers in `sends`' order.
+ */
+export function fireAll<T>(round: number, sends: Array<() => Promise<T>>): Promise<T[]> {
+  const n = sends.length;
+  const started: Promise<T>[] = new Array(n);
+  for (let k = 0; k < n; k++) {
+    const i = (round + k) % n;
+    started[i] = sends[i]();
+  }
+  return Promise.all(started);
+}
