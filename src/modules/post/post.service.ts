@@ -79,12 +79,13 @@ export class PostService {
 
   /** Publishing a published post returns it unchanged (CONTRACT 8); a trashed post is not found. */
   async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    return this.transition(ctx, rawId, false, (post) => {
+    const { post } = await this.transition(ctx, rawId, false, (post) => {
       if (post.published && post.publishedAt) return false;
       post.published = true;
       post.publishedAt = new Date();
       return true;
     });
+    return post;
   }
 
   /** Soft delete; a trashed post is not found. */
@@ -98,21 +99,28 @@ export class PostService {
 
   /** Looked up including trashed; restoring an active post returns it unchanged. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    return this.transition(ctx, rawId, true, (post) => {
+    const { post } = await this.transition(ctx, rawId, true, (post) => {
       if (!post.deletedAt) return false;
       post.deletedAt = null;
       return true;
     });
+    return post;
   }
 
   /**
    * 401, then 404, then 403 unless the caller wrote the post or moderates; then `change` edits the
    * post and says whether it did. Lookup, checks and change happen under the row's lock, so
    * concurrent deletes, restores and publishes of one post take turns, each seeing what the one
-   * before left (a publish after a delete finds no post). The loaders are cleared only after a
-   * write: a repeat that changes nothing leaves what the request read valid.
+   * before left (a publish after a delete finds no post). It resolves once committed, with
+   * `changed`: the loaders are cleared only after a write (a repeat that changes nothing leaves
+   * what the request read valid).
    */
-  private async transition(ctx: RequestContext, rawId: unknown, withTrashed: boolean, change: (post: Post) => boolean): Promise<Post> {
+  private async transition(
+    ctx: RequestContext,
+    rawId: unknown,
+    withTrashed: boolean,
+    change: (post: Post) => boolean,
+  ): Promise<{ post: Post; changed: boolean }> {
     const actor = await requireActor(ctx);
     const id = parseId(rawId, POST_NOT_FOUND);
     let changed = false;
@@ -123,7 +131,7 @@ export class PostService {
       return post;
     });
     if (changed) clearLoaders(ctx);
-    return post;
+    return { post, changed };
   }
 }
 
