@@ -2,6 +2,7 @@ import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { clearLoaders } from '../../core/loaders';
+import { changeUnderRowLock } from '../../core/row-lock';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
@@ -76,46 +77,61 @@ export class PostService {
     }
   }
 
-  /** Publishing a published post returns it unchanged (CONTRACT 8). */
+  /** Publishing a published post returns it unchanged (CONTRACT 8); a trashed post is not found. */
   async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.ownedPost(ctx, rawId, false);
-    if (!post.published || !post.publishedAt) {
+    const { post } = await this.transition(ctx, rawId, false, (post) => {
+      if (post.published && post.publishedAt) return false;
       post.published = true;
       post.publishedAt = new Date();
-      await ctx.em.flush();
-      clearLoaders(ctx);
-    }
+      return true;
+    });
     return post;
   }
 
   /** Soft delete; a trashed post is not found. */
   async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    const post = await this.ownedPost(ctx, rawId, false);
-    post.deletedAt = new Date();
-    await ctx.em.flush();
-    clearLoaders(ctx);
+    await this.transition(ctx, rawId, false, (post) => {
+      post.deletedAt = new Date();
+      return true;
+    });
     return { message: 'Post deleted' };
   }
 
   /** Looked up including trashed; restoring an active post returns it unchanged. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.ownedPost(ctx, rawId, true);
-    if (post.deletedAt) {
+    const { post } = await this.transition(ctx, rawId, true, (post) => {
+      if (!post.deletedAt) return false;
       post.deletedAt = null;
-      await ctx.em.flush();
-      clearLoaders(ctx);
-    }
+      return true;
+    });
     return post;
   }
 
-  /** 401, then 404, then 403 unless the caller wrote the post or moderates. */
-  private async ownedPost(ctx: RequestContext, rawId: unknown, withTrashed: boolean): Promise<Post> {
+  /**
+   * 401, then 404, then 403 unless the caller wrote the post or moderates; then `change` edits the
+   * post and says whether it did. Lookup, checks and change happen under the row's lock, so
+   * concurrent deletes, restores and publishes of one post take turns, each seeing what the one
+   * before left (a publish after a delete finds no post). It resolves once committed, with
+   * `changed`: the loaders are cleared only after a write (a repeat that changes nothing leaves
+   * what the request read valid).
+   */
+  private async transition(
+    ctx: RequestContext,
+    rawId: unknown,
+    withTrashed: boolean,
+    change: (post: Post) => boolean,
+  ): Promise<{ post: Post; changed: boolean }> {
     const actor = await requireActor(ctx);
     const id = parseId(rawId, POST_NOT_FOUND);
-    const post = await ctx.em.findOne(Post, { id }, withTrashed ? { filters: { softDelete: false } } : {});
-    if (!post) throw AppError.notFound(POST_NOT_FOUND);
-    if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
-    return post;
+    let changed = false;
+    const post = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, (post) => {
+      if (!post) throw AppError.notFound(POST_NOT_FOUND);
+      if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
+      changed = change(post);
+      return post;
+    });
+    if (changed) clearLoaders(ctx);
+    return { post, changed };
   }
 }
 

@@ -3,6 +3,7 @@ import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { intervalJob, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
+import { changeUnderRowLock } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { postViewSource } from '../post/post.queries';
@@ -28,24 +29,38 @@ export class TrashService {
     });
   }
 
+  /** Under the row's lock: of a restore and a permanent delete racing, one wins and the other is 404. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.trashed(ctx, rawId);
-    post.deletedAt = null;
-    await ctx.em.flush();
+    const id = await this.trashedId(ctx, rawId);
+    const post = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, (post) => {
+      if (!post) throw AppError.notFound(NOT_IN_TRASH);
+      post.deletedAt = null;
+      return post;
+    });
     clearLoaders(ctx);
     return post;
   }
 
-  /** Permanent deletion; the foreign key removes the post's comments. */
+  /**
+   * Permanent deletion; the foreign key removes the post's comments. One conditional statement
+   * decides: only a row still trashed is deleted, so a post restored meanwhile (or deleted by a
+   * concurrent call) deletes nothing and answers 404.
+   */
   async destroy(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    const post = await this.trashed(ctx, rawId);
-    await ctx.em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
-    ctx.em.getUnitOfWork().unsetIdentity(post);
+    const id = await this.trashedId(ctx, rawId);
+    const deleted = await ctx.em.nativeDelete(Post, { id, ...TRASHED }, { filters: WITH_TRASHED });
+    if (!deleted) throw AppError.notFound(NOT_IN_TRASH);
+    const loaded = ctx.em.getUnitOfWork().getById<Post>(Post.name, id);
+    if (loaded) ctx.em.getUnitOfWork().unsetIdentity(loaded);
     clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
 
-  /** Every trashed post, deleted one by one (SPEC 4.3); counts only the rows this call removed. */
+  /**
+   * Every trashed post, deleted one by one (SPEC 4.3); counts only the rows this call removed.
+   * Each delete re-checks that its row is still trashed, so a post restored after the list was
+   * read stays, uncounted, and its restore's 200 holds.
+   */
   async purge(ctx: RequestContext): Promise<{ message: string; count: number }> {
     await this.guard(ctx);
     const rows = await ctx.em.find(Post, TRASHED, { filters: WITH_TRASHED, fields: ['id'], orderBy: { id: 'asc' } });
@@ -62,12 +77,9 @@ export class TrashService {
     return requireRole(ctx, 'moderator', 'admin');
   }
 
-  private async trashed(ctx: RequestContext, rawId: unknown): Promise<Post> {
+  private async trashedId(ctx: RequestContext, rawId: unknown): Promise<number> {
     await this.guard(ctx);
-    const id = parseId(rawId, NOT_IN_TRASH);
-    const post = await ctx.em.findOne(Post, { id, ...TRASHED }, { filters: WITH_TRASHED });
-    if (!post) throw AppError.notFound(NOT_IN_TRASH);
-    return post;
+    return parseId(rawId, NOT_IN_TRASH);
   }
 }
 

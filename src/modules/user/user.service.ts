@@ -1,5 +1,7 @@
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
+import { clearLoaders } from '../../core/loaders';
+import { changeUnderRowLock } from '../../core/row-lock';
 import { entitySource, paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
@@ -22,26 +24,34 @@ export class UserService {
     return paginate(entitySource(ctx.em, User), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
+  /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
   async softDelete(ctx: RequestContext, rawId: unknown): Promise<string> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
-    const user = await ctx.em.findOne(User, { id });
-    if (!user) throw AppError.notFound(USER_NOT_FOUND);
-    // The row stays (its email stays taken); the softDelete filter hides it and its tokens stop working.
-    user.deletedAt = new Date();
-    await ctx.em.flush();
+    await changeUnderRowLock(ctx.em, User, { id }, {}, (user) => {
+      if (!user) throw AppError.notFound(USER_NOT_FOUND);
+      // The row stays (its email stays taken); the softDelete filter hides it and its tokens stop working.
+      user.deletedAt = new Date();
+    });
+    // Authors embedded earlier in the same GraphQL document must read as null from now on.
+    clearLoaders(ctx);
     return 'User deleted';
   }
 
+  /** Restoring an active user returns them unchanged. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<User> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
-    const user = await ctx.em.findOne(User, { id }, { filters: { softDelete: false } });
-    if (!user) throw AppError.notFound(USER_NOT_FOUND);
-    if (user.deletedAt) {
-      user.deletedAt = null;
-      await ctx.em.flush();
-    }
+    let changed = false;
+    const user = await changeUnderRowLock(ctx.em, User, { id }, { softDelete: false }, (user) => {
+      if (!user) throw AppError.notFound(USER_NOT_FOUND);
+      if (user.deletedAt) {
+        user.deletedAt = null;
+        changed = true;
+      }
+      return user;
+    });
+    if (changed) clearLoaders(ctx);
     return user;
   }
 }
