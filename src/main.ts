@@ -77,33 +77,60 @@ async function main(): Promise<void> {
   const base = `http://localhost:${(server.address() as AddressInfo).port}`;
   log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
 
+  // The shutdown, one step after another; a new resource adds its step where it belongs.
+  const steps: { name: string; run: () => Promise<unknown> }[] = [
+    { name: 'http', run: () => drainHttp(server, built, config.shutdownTimeoutMs) },
+    { name: 'app', run: () => built.close() },
+    { name: 'orm', run: () => db.close(true) },
+    { name: 'database', run: async () => embedded?.stop() },
+  ];
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down: draining requests');
-    built.state.draining = true;
-    const deadline = Date.now() + config.shutdownTimeoutMs;
-    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-    forced.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    // Connections are gone; handlers whose clients hung up may still be running. Same deadline.
-    await Promise.race([built.inFlight.idle(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
-    clearTimeout(forced);
-    log.debug('http closed');
-    await built.close();
-    log.debug('app closed');
-    await db.close(true);
-    log.debug('orm closed');
-    await embedded?.stop();
+    log.info({ signal: reason }, 'shutting down: draining requests');
+    for (const step of steps) {
+      await step.run();
+      log.debug(`${step.name} closed`);
+    }
     log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (config.underNpm) watchParent(() => void shutdown('npm exited'));
+}
+
+/** /readyz turns 503, connections finish (cut at the deadline), then handlers whose clients hung up. */
+async function drainHttp(server: Server, built: Awaited<ReturnType<typeof createApp>>, timeoutMs: number): Promise<void> {
+  built.state.draining = true;
+  const deadline = Date.now() + timeoutMs;
+  const forced = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  forced.unref();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  // Connections are gone; handlers whose clients hung up may still be running. Same deadline.
+  await Promise.race([built.inFlight.idle(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
+  clearTimeout(forced);
+}
+
+/**
+ * Under `npm start` our life is npm's: npm forwards SIGTERM/SIGINT to us, but if npm itself is
+ * killed hard nothing tells us, and we would run on, orphaned. Re-parenting is the only sure
+ * sign (stdin is the terminal's, or /dev/null, and stays open), so the parent pid is polled.
+ * Started by hand (`node dist/src/main.js &`, nohup) a vanished shell is no reason to stop.
+ */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, 1000);
+  timer.unref();
 }
 
 main().catch((err) => {

@@ -58,6 +58,8 @@ export interface Config {
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
+  /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
+  underNpm: boolean;
   /** Mail outbox polling and the first retry delay; tests shorten them. */
   mailPollMs: number;
   mailRetryBaseMs: number;
@@ -113,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustProxy: e.TRUST_PROXY,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
+    // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
+    underNpm: Boolean(env.npm_lifecycle_event),
     mailPollMs: 2000,
     mailRetryBaseMs: 5000,
     trashRetentionFirstRunMs: 60_000,
