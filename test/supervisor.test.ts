@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clusterClient, clusterOf, freshCopy, leftovers, npmStart, processes, serverPid, waitUntil, type Copy, type Started } from './support/npm-start';
+import { clusterClient, stopLeftovers, clusterOf, freshCopy, leftovers, npmStart, processes, serverPid, waitUntil, type Copy, type Started } from './support/npm-start';
 
 /**
  * `npm start` under a supervisor (Docker's CMD ["npm","start"], systemd, PM2, CI, `kill <pid>`):
@@ -11,6 +11,8 @@ import { clusterClient, clusterOf, freshCopy, leftovers, npmStart, processes, se
 jest.setTimeout(180_000);
 
 let copy: Copy;
+// A failed test must not hand its running server to the next one.
+afterEach(() => stopLeftovers(copy));
 beforeAll(() => (copy = freshCopy('supervisor')));
 afterAll(() => {
   for (const p of leftovers(copy)) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
@@ -59,6 +61,15 @@ describe.each(['SIGTERM', 'SIGINT'] as const)('%s to the npm process alone', (si
     expect(s.output()).toContain('"msg":"stopped"');
     expect(leftovers(copy)).toEqual([]);
   });
+});
+
+it('npm itself killed with SIGKILL: the server notices it is orphaned, drains and stops its PostgreSQL', async () => {
+  const s = await startReady();
+  process.kill(s.npm.pid!, 'SIGKILL');
+  await s.exited;
+  await waitUntil(() => leftovers(copy).length === 0, 'the orphaned server to stop');
+  expect(s.output()).toContain('"signal":"npm exited","msg":"shutting down: draining requests"');
+  expect(s.output()).toContain('"msg":"stopped"');
 });
 
 describe('after a hard kill, the next start recovers the data directory and says what it did', () => {

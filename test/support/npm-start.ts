@@ -118,3 +118,11 @@ export function clusterClient(copy: Copy): Client {
   const password = readFileSync(join(copy.dataDir, 'postgres-password'), 'utf8').trim();
   return new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
 }
+
+/** Ends what a (failed) test left: SIGTERM to the servers, so their PostgreSQL stops cleanly, then SIGKILL to whatever remains. */
+export async function stopLeftovers(copy: Copy): Promise<void> {
+  const servers = leftovers(copy).filter((p) => /dist\/src\/main\.js/.test(p.cmd));
+  for (const p of servers) try { process.kill(p.pid, 'SIGTERM'); } catch { /* gone */ }
+  await waitUntil(() => leftovers(copy).length === 0, 'leftovers to stop', 20_000).catch(() => undefined);
+  for (const p of leftovers(copy)) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+}
