@@ -173,7 +173,7 @@ function deathSignalWrapper(): string | undefined {
 }
 
 /** `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage. */
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number }): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number }): Promise<EmbeddedPostgres> {
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
   const native = packageNativeDir();
@@ -221,7 +221,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   const port = opts.port ?? (await freePort());
   const wrapper = deathSignalWrapper();
   const postgres = [join(binDir, 'postgres'), '-D', cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200', '-c', 'shared_buffers=128MB', '-c', 'fsync=on'];
+      '-c', `max_connections=${opts.maxConnections ?? 200}`, '-c', 'shared_buffers=128MB', '-c', 'fsync=on'];
   // setpriv execs PostgreSQL in place: the child's pid is the postmaster's.
   const [command, ...args] = wrapper ? [wrapper, '--pdeathsig', 'INT', '--', ...postgres] : postgres;
   const child: ChildProcess = spawn(command, args,
