@@ -166,6 +166,8 @@ async function recoverCluster(bin: string, cluster: string, ownerFile: string, o
  * PostgreSQL runs in its own process group (a Ctrl-C reaches only us; we stop it after draining),
  * so it would outlive a node killed with SIGKILL. On Linux, util-linux's setpriv asks the kernel
  * to send it SIGINT (a fast shutdown) when we die; elsewhere the next start stops the orphan.
+ * The kernel ties the signal to the spawning thread: call this from the main thread, never a
+ * worker_thread (its exit would stop the database).
  */
 function deathSignalWrapper(): string | undefined {
   if (platform() !== 'linux') return undefined;
