@@ -86,7 +86,7 @@ async function main(): Promise<void> {
         DATA_DIR: join(resultsDir, '.service-data'),
         ...benchConfig.serviceEnv,
       }, [
-        // The heap cap `npm start` uses (package.json): without it V8 grows the heap to ~300 MB under load.
+        // A heap cap as an operator would set it (NODE_OPTIONS; npm start has none): without it V8 grows the heap to ~300 MB under load.
         '--max-old-space-size=192',
         ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
       ]),

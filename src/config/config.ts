@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 
 /**
  * Every setting the service reads, parsed and checked once at start. Nothing else in src/
@@ -33,6 +34,12 @@ const envSchema = z.object({
   CORS_ORIGINS: z.string().optional().default(''),
   TRUST_PROXY: intSetting(0),
   THREADPOOL_NICE: intSetting(10).pipe(z.number().max(19, 'must be at most 19')),
+  WEB_CONCURRENCY: z
+    .string()
+    .trim()
+    .regex(/^(auto|[1-9]\d*)$/, 'must be a whole number of workers (at least 1) or auto')
+    .optional()
+    .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
 
@@ -58,6 +65,10 @@ export interface Config {
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
+  /** HTTP worker processes sharing the port (node:cluster); 1 runs the server in the one process. */
+  webConcurrency: number;
+  /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
+  underNpm: boolean;
   /** Mail outbox polling and the first retry delay; tests shorten them. */
   mailPollMs: number;
   mailRetryBaseMs: number;
@@ -113,6 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustProxy: e.TRUST_PROXY,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
+    webConcurrency: e.WEB_CONCURRENCY,
+    // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
+    underNpm: Boolean(env.npm_lifecycle_event),
     mailPollMs: 2000,
     mailRetryBaseMs: 5000,
     trashRetentionFirstRunMs: 60_000,

@@ -22,6 +22,8 @@ export interface Metrics {
   http(table: RouteTable): (req: Request, res: Response, next: NextFunction) => void;
   graphqlPlugin: ApolloServerPlugin<object>;
   handler(req: Request, res: Response): Promise<void>;
+  /** What /metrics answers: this registry's text; under a cluster, every worker's summed by the primary (src/cluster.ts). */
+  exposition: () => Promise<string>;
 }
 
 export function createMetrics(orm: MikroORM): Metrics {
@@ -60,8 +62,9 @@ export function createMetrics(orm: MikroORM): Metrics {
     return name;
   };
 
-  return {
+  const metrics: Metrics = {
     registry,
+    exposition: () => registry.metrics(),
     http: (table) => (req, res, next) => {
       const end = httpDuration.startTimer();
       // Read now, not at 'close': the /graphql mount leaves req.path as "/" (see logging.ts).
@@ -89,8 +92,10 @@ export function createMetrics(orm: MikroORM): Metrics {
       },
     },
     async handler(_req, res) {
+      const text = await metrics.exposition();
       res.setHeader('Content-Type', registry.contentType);
-      res.send(await registry.metrics());
+      res.send(text);
     },
   };
+  return metrics;
 }
