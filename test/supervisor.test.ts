@@ -89,8 +89,9 @@ describe('after a hard kill, the next start recovers the data directory and says
     const s = await startReady();
     await insertUser('kill-all@example.test');
     const pid = Number(readFileSync(join(clusterOf(copy), 'postmaster.pid'), 'utf8').split('\n')[0]);
-    // PostgreSQL first: killed after the server, it would be asked to shut down cleanly.
-    const tree = [...leftovers(copy).filter((p) => p.cwd === clusterOf(copy)), { pid: serverPid(copy) }, { pid: s.npm.pid! }];
+    // The postmaster first (named by its pid file, not found by a scan that can miss it): killed
+    // after the server, it would be asked to shut down cleanly and remove its pid file.
+    const tree = [{ pid }, ...leftovers(copy).filter((p) => p.cwd === clusterOf(copy)), { pid: serverPid(copy) }, { pid: s.npm.pid! }];
     for (const p of tree) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
     await s.exited;
     await waitUntil(() => leftovers(copy).length === 0, 'the killed tree to be gone');
