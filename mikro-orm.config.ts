@@ -6,6 +6,8 @@ import { migrationsList } from './src/db/migrations';
 
 export interface OrmOptions {
   clientUrl: string;
+  /** Read replicas, named replica-1, replica-2, ...; which of them a read may use is db/replicas.ts's call. */
+  replicaUrls?: string[];
   /** Receives every SQL statement (tests count them per request). */
   onQuery?: (sql: string) => void;
   poolMax?: number;
@@ -14,9 +16,10 @@ export interface OrmOptions {
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, onQuery, poolMax = 10, inlineParams = false }: OrmOptions): Options {
+export function ormConfig({ clientUrl, replicaUrls = [], onQuery, poolMax = 10, inlineParams = false }: OrmOptions): Options {
   return defineConfig({
     clientUrl,
+    replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
     entities,
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true },
