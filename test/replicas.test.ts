@@ -4,6 +4,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
 import { startTestApp, type TestApp } from './support/harness';
+import { loadConfig } from '../src/config/config';
 import { caughtUp, startStreamingPair, type StreamingPair } from './support/replica';
 
 /**
@@ -161,6 +162,32 @@ it('stopping the standby mid-traffic costs no failed request; /readyz then lists
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
   expect(errors).toEqual([]);
   expect(await readyz()).toEqual({ status: 'ready', replicas: { in_use: [], skipped: [{ name: 'replica-1', reason: 'down' }] } });
+  expect((await api.rest('GET', '/metrics')).text).toMatch(/^db_replica_in_use\{pool="replica-1"\} 0$/m);
   // The primary carries the reads from here on, still 200.
   expect((await api.rest('GET', '/posts')).status).toBe(200);
+});
+
+it('an instance started while its replica is down starts, serves every read from the primary, and says so', async () => {
+  const second = await startTestApp({ DATABASE_URL: primaryUrl, DATABASE_REPLICA_URLS: standbyUrl });
+  try {
+    const other = clients(second.url, { openapi: false });
+    expect((await other.rest('GET', '/readyz')).body).toEqual({ status: 'ready', replicas: { in_use: [], skipped: [{ name: 'replica-1', reason: 'down' }] } });
+    expect((await other.rest('GET', '/posts')).status).toBe(200);
+    expect((await other.gql(`{ posts { total } }`)).errors).toBeUndefined();
+  } finally {
+    await second.close();
+  }
+});
+
+it('settings: DATABASE_REPLICA_URLS takes comma-separated URLs and needs DATABASE_URL; REPLICA_MAX_LAG_MS defaults to 1000', () => {
+  const base = { DATABASE_URL: 'postgres://u:p@db:5432/blog' };
+  expect(loadConfig({ ...base, DATABASE_REPLICA_URLS: ' postgres://u:p@r1:5432/blog , postgres://u:p@r2:5432/blog,' })).toMatchObject({
+    replicaUrls: ['postgres://u:p@r1:5432/blog', 'postgres://u:p@r2:5432/blog'],
+    replicaMaxLagMs: 1000,
+  });
+  expect(loadConfig(base)).toMatchObject({ replicaUrls: [] });
+  expect(loadConfig({ ...base, REPLICA_MAX_LAG_MS: '250' }).replicaMaxLagMs).toBe(250);
+  expect(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://u:p@r1:5432/blog' })).toThrow('DATABASE_REPLICA_URLS: needs DATABASE_URL');
+  expect(() => loadConfig({ ...base, DATABASE_REPLICA_URLS: 'replica-host' })).toThrow('DATABASE_REPLICA_URLS');
+  expect(() => loadConfig({ ...base, REPLICA_MAX_LAG_MS: 'soon' })).toThrow('REPLICA_MAX_LAG_MS: must be a whole number');
 });
