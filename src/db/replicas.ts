@@ -138,26 +138,23 @@ export class ReadRouting {
   }
 
   private async probe(r: Replica, timeout: number): Promise<void> {
-    if (r.probing) return; // a hung replica: its last probe is still waiting
+    if (r.probing) return; // a hung replica: its last probe is still waiting, do not pile more on its pool
     r.probing = true;
+    const query = r.probeExecute(
+      `select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as replay,
+              extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms`,
+      [],
+      'get',
+    ) as Promise<{ standby: boolean; replay: string | null; replay_age_ms: string | number | null }>;
+    query.then(() => (r.probing = false), () => (r.probing = false));
     try {
-      const row = (await withTimeout(
-        r.probeExecute(
-          `select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as replay,
-                  extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms`,
-          [],
-          'get',
-        ),
-        timeout,
-      )) as { standby: boolean; replay: string | null; replay_age_ms: string | number | null };
+      const row = await withTimeout(query, timeout);
       if (!row.standby || !row.replay) return this.skip(r, 'not a standby');
       r.lagMs = this.lagOf(lsn(row.replay), row.replay_age_ms === null ? null : Number(row.replay_age_ms));
       r.inUse = r.lagMs <= this.maxLagMs;
       r.reason = r.inUse ? null : 'lagging';
     } catch {
       this.skip(r, 'down');
-    } finally {
-      r.probing = false;
     }
   }
 
