@@ -142,6 +142,23 @@ it('the retention job runs once for both instances and purges each expired post 
   expect(runs.map((r) => r.purged)).toEqual([expired.length]);
 });
 
+it('two purges of the trash at once, one on each instance, count each post once', async () => {
+  const mod = await register(a, 'moderator@example.test');
+  await db.query(`update users set role = 'moderator' where id = $1`, [mod.body.user.id]);
+  const token = mod.body.token as string;
+  for (let i = 0; i < 6; i++) {
+    const on = i % 2 ? a : b;
+    const post = await rest(on.url(), 'POST', '/posts', { token, body: { title: `Purge ${i}`, body: 'x' } });
+    expect((await rest(on.url(), 'DELETE', `/posts/${post.body.id}`, { token })).status).toBe(200);
+  }
+  const inTrash = (await db.query('select count(*)::int as n from posts where deleted_at is not null')).rows[0].n;
+  expect(inTrash).toBeGreaterThanOrEqual(6);
+  const purges = await Promise.all([a, b].map((on) => rest(on.url(), 'DELETE', '/trash', { token })));
+  expect(purges.map((p) => p.status)).toEqual([200, 200]);
+  expect(purges[0].body.count + purges[1].body.count).toBe(inTrash);
+  expect((await db.query('select count(*)::int as n from posts where deleted_at is not null')).rows[0].n).toBe(0);
+});
+
 it('after one instance is killed (SIGKILL) mid-queue, the survivor delivers the rest: each mail once, but the one in flight at the kill', async () => {
   const emails = Array.from({ length: 40 }, (_, i) => `kill-${i}@example.test`);
   const beforeA = sentIds(a).length;
