@@ -57,10 +57,11 @@ async function standbyCommits(): Promise<number> {
   return Number(rows[0].n);
 }
 
-async function replicaQueries(): Promise<number> {
+async function poolQueries(pool: string): Promise<number> {
   const text = (await api.rest('GET', '/metrics')).text;
-  return Number(/^db_queries_total\{pool="replica-1"\} (\d+)/m.exec(text)?.[1] ?? 0);
+  return Number(new RegExp(`^db_queries_total\\{pool="${pool}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
 }
+const replicaQueries = () => poolQueries('replica-1');
 
 async function until<T>(what: string, probe: () => Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
@@ -97,6 +98,7 @@ it('anonymous lists and details, on both surfaces, are read on the standby', asy
 
 it('an authenticated caller reads from the primary: the replica pool gets none of its statements', async () => {
   const before = await replicaQueries();
+  const primaryBefore = await poolQueries('primary');
   for (let i = 0; i < 10; i++) {
     expect((await api.rest('GET', '/posts', { token: writer.token })).status).toBe(200);
     expect((await api.rest('GET', `/posts/${ids[0]}`, { token: writer.token })).status).toBe(200);
@@ -105,6 +107,7 @@ it('an authenticated caller reads from the primary: the replica pool gets none o
   // Anonymous but not only post reads (a mutation, here failing validation): the primary too.
   await api.gql(`mutation { login(email: "nobody@example.test", password: "x") { token } }`);
   expect(await replicaQueries()).toBe(before);
+  expect(await poolQueries('primary')).toBeGreaterThanOrEqual(primaryBefore + 30);
   // The control: the same read anonymously does reach the replica pool.
   expect((await api.rest('GET', '/posts')).status).toBe(200);
   expect(await replicaQueries()).toBeGreaterThan(before);
