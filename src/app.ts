@@ -102,14 +102,14 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(contextMiddleware(deps.orm, services.tokens, opts.resolveTenant ?? headerTenantResolver));
 
+  // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
+  // an authenticated caller always reads from the primary, so it sees its own writes at once.
+  const replicaReads = (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (!req.headers.authorization) contextOf(res).readFrom = 'read';
+    next();
+  };
   for (const r of routes) {
-    // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
-    // an authenticated caller always reads from the primary, so it sees its own writes at once.
-    const readFrom = (req: express.Request, res: express.Response, next: express.NextFunction) => {
-      if (!req.headers.authorization) contextOf(res).readFrom = 'read';
-      next();
-    };
-    if (r.staleReadsOk) app[r.method](r.path, readFrom, inFlight.track(r.handler));
+    if (r.staleReadsOk) app[r.method](r.path, replicaReads, inFlight.track(r.handler));
     else app[r.method](r.path, inFlight.track(r.handler));
   }
   app.use('/graphql', graphqlRequestGuard());

@@ -66,10 +66,11 @@ export type SharedPeriod = (name: string, periodMs: number) => Promise<boolean>;
 /**
  * Once per period across every instance on the database (CONTRACT 15): a scheduled run first
  * claims the period in job_runs, in one atomic statement, and only the instance whose claim
- * lands runs. "A period" is 90% of the interval, so that timers firing a little early on a
- * later tick still find it due; with several instances the job thus runs at most about once
- * per interval between them, and at least once as long as one instance is up. A claimant that
- * dies before finishing loses that period's run; these jobs are cleanups, so the next does it.
+ * lands runs. "A period" is 90% of the interval, so that a timer firing a little early on its
+ * next tick still finds it due. Between all instances the job runs at most about once per
+ * interval, and, while any instance is up, never more than two intervals after its last run
+ * (the instances' timers are not aligned). A claimant that dies before finishing loses that
+ * period's run; these jobs are cleanups, so the next run does the work.
  */
 export function sharedPeriod(orm: MikroORM): SharedPeriod {
   return async (name, periodMs) => {
