@@ -11,12 +11,17 @@ export interface OrmOptions {
   /** Receives every SQL statement (tests count them per request). */
   onQuery?: (sql: string) => void;
   poolMax?: number;
+  /**
+   * Receives the driver's (knex's) own warnings, such as a pooled connection that broke when a
+   * database or replica went away; without it they go to the console as plain text.
+   */
+  onDriverWarning?: (message: string) => void;
   /** Log statements with their parameters written in (bench/explain.ts replays them); never in the service. */
   inlineParams?: boolean;
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, replicaUrls = [], onQuery, poolMax = 10, inlineParams = false }: OrmOptions): Options {
+export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false }: OrmOptions): Options {
   return defineConfig({
     clientUrl,
     replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
@@ -32,6 +37,7 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, poolMax = 10, 
     driverOptions: {
       acquireConnectionTimeout: 5000,
       connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000 },
+      ...(onDriverWarning ? { log: { warn: onDriverWarning, error: onDriverWarning, deprecate: onDriverWarning, debug: () => undefined } } : {}),
     },
     migrations: {
       migrationsList,
