@@ -62,7 +62,10 @@ async function main(): Promise<void> {
   let built: Awaited<ReturnType<typeof createApp>>;
   let server: Server;
   try {
-    orm = await initOrm({ clientUrl: databaseUrl, poolMax: 20 });
+    orm = await initOrm({
+      clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
+      onDriverWarning: (message) => log.warn({ source: 'knex' }, message),
+    });
     if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
     built = await createApp({ config: { ...config, jwtSecret }, orm, log });
     // Express 5's app.listen also calls its callback on a listen error (EADDRINUSE): it must not read as success.

@@ -21,6 +21,13 @@ const envSchema = z.object({
   PORT: intSetting(3000).pipe(z.number().max(65535, 'must be at most 65535')),
   HOST: z.string().optional().default('0.0.0.0'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .default('')
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('each must be a postgres:// URL'))),
+  REPLICA_MAX_LAG_MS: intSetting(1000),
   DATA_DIR: z.string().optional().default('.data'),
   JWT_SECRET: z.string().optional(),
   SMTP_URL: z.string().url('must be an smtp:// or smtps:// URL').optional(),
@@ -48,6 +55,10 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** Read replicas (streaming standbys of DATABASE_URL), named replica-1, replica-2, ... in this order. */
+  replicaUrls: string[];
+  /** A replica further behind than this is skipped until it catches up (db/replicas.ts). */
+  replicaMaxLagMs: number;
   dataDir: string;
   /** Undefined only before main() has generated the development secret. */
   jwtSecret: string | undefined;
@@ -105,11 +116,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   } else if (e.JWT_SECRET !== undefined && e.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET: must be at least 32 characters');
   }
+  if (e.DATABASE_REPLICA_URLS.length && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_REPLICA_URLS: needs DATABASE_URL (replicas are standbys of a primary you run, not of the embedded database)');
+  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    replicaUrls: e.DATABASE_REPLICA_URLS,
+    replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     dataDir: resolve(e.DATA_DIR),
     jwtSecret: e.JWT_SECRET,
     smtpUrl: e.SMTP_URL,

@@ -18,6 +18,11 @@ export interface RequestContext {
   actor(): Promise<User | null>;
   /** Per-request DataLoaders, created on first use (see core/loaders.ts). */
   loaders: Map<string, unknown>;
+  /**
+   * 'read' when this request's reads may be slightly stale and so may go to a read replica
+   * (db/replicas.ts): set for anonymous post lists and details only. Unset: the primary.
+   */
+  readFrom?: 'read' | 'write';
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

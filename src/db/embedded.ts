@@ -270,3 +270,11 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
     },
   };
 }
+
+/** The PostgreSQL binaries and the user to run them as (test/support/replica.ts starts a standby with them). */
+export function postgresBinaries(): { binDir: string; owner: { uid: number; gid: number } | undefined } {
+  const owner = postgresOwner();
+  const native = packageNativeDir();
+  hydrateSymlinks(native);
+  return { binDir: join(reachableBinaries(native, owner), 'bin'), owner };
+}

@@ -3,6 +3,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RouteTable } from './routes';
+import { readRoutingOf } from '../db/replicas';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Operation names come from clients: only well-formed ones become labels, and only so many. */
@@ -52,6 +53,33 @@ export function createMetrics(orm: MikroORM): Metrics {
       this.set({ state: 'pending_create' }, pool.numPendingCreates());
     },
   });
+
+  // Statements per pool (primary, replica-N) and the replicas' state (db/replicas.ts).
+  const routing = readRoutingOf(orm);
+  const queries = new Counter({ name: 'db_queries_total', help: 'SQL statements sent, by pool (primary, replica-1, ...)', labelNames: ['pool'] as const, registers: [registry] });
+  queries.inc({ pool: 'primary' }, 0);
+  routing?.onQuery((pool) => queries.inc({ pool }));
+  if (routing?.replicas.length) {
+    new Gauge({
+      name: 'db_replica_in_use',
+      help: 'Whether a replica serves reads now (1) or is skipped (0: down, lagging or not a standby)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        for (const r of routing.status()) this.set({ pool: r.name }, r.inUse ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'How far each replica is behind the primary, as last measured (absent while it is down)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of routing.status()) if (r.lagMs !== null && Number.isFinite(r.lagMs)) this.set({ pool: r.name }, r.lagMs / 1000);
+      },
+    });
+  }
 
   const seenNames = new Set<string>();
   const operationLabel = (name: string | null | undefined): string => {

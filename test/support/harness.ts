@@ -64,6 +64,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   const sql: string[] = [];
   const orm = await initOrm({
     clientUrl: databaseUrl,
+    replicaUrls: config.replicaUrls,
+    replicaMaxLagMs: config.replicaMaxLagMs,
     onQuery: (line) => {
       // Only statements run for a request: background jobs (mail outbox polling, retention) run
       // outside any request context and would make per-request counts flaky.

@@ -18,6 +18,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'get',
       path: '/posts',
+      staleReadsOk: true,
       handler: async (req, res) => {
         const ctx = contextOf(res);
         const list = await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path);
@@ -35,6 +36,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'get',
       path: '/posts/:id',
+      staleReadsOk: true,
       handler: async (req, res) => {
         const ctx = contextOf(res);
         res.json(await postJson(ctx, await posts.get(ctx, req.params.id)));

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
@@ -90,7 +90,8 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /**
  * Purges posts trashed more than `days` ago (0 = off). Several instances may run it: each run
  * takes a transaction-scoped advisory lock without waiting, and an instance that does not get
- * it skips the run, so one instance at a time does the work.
+ * it skips the run, so one instance at a time does the work. The scheduled runs are also
+ * shared per period (core/jobs.ts sharedPeriod): one run per hour between all instances.
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
@@ -110,9 +111,10 @@ export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firs
     RETENTION_INTERVAL_MS,
     async () => {
       const purged = await purgeExpiredTrash(orm, days);
-      if (purged) log.info({ purged, days }, 'trash retention purged posts');
+      // Every run that did the work says so (0 included): one line per period across instances.
+      if (purged !== null && days > 0) log.info({ purged, days }, 'trash retention purged posts');
     },
     (err) => log.error({ err }, 'trash retention failed'),
-    { firstRunMs },
+    { firstRunMs, shared: sharedPeriod(orm) },
   );
 }
