@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { rest } from './support/client';
 import { createTestDatabase } from './support/harness';
 import { startMailbox, type Mailbox } from './support/mailbox';
-import { buildService, startInstance, stopInstance, type Instance } from './support/instances';
+import { buildService, removeService, startInstance, stopInstance, type Instance } from './support/instances';
 
 /**
  * Two real instances (two started services, different ports) on one PostgreSQL behave as one
@@ -45,6 +45,7 @@ afterAll(async () => {
   await Promise.all([stopInstance(a), stopInstance(b)]);
   await db?.end();
   await mailbox?.close();
+  removeService();
 });
 
 const register = (on: Instance, email: string) => rest(on.url(), 'POST', '/auth/register', { body: { name: 'Multi', email, password: PASSWORD } });

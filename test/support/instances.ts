@@ -1,11 +1,15 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
  * Real service processes, started as `npm start` starts one (the built dist/src/main.js), for
- * tests that need several instances on one database. Call buildService() once first.
+ * tests that need several instances on one database. Call buildService() once first, and
+ * removeService() in afterAll.
  */
-const root = join(__dirname, '..', '..');
+const checkout = join(__dirname, '..', '..');
+let root: string | undefined;
 
 export interface Instance {
   child: ChildProcess;
@@ -20,13 +24,27 @@ export interface Instance {
   exited: Promise<number | null>;
 }
 
+/**
+ * Builds into a scratch root of this test file's own (sources symlinked, as test/scripts.test.ts
+ * does): build.mjs first deletes <root>/dist, and another file in another jest worker may be
+ * starting its instances from a build at that moment.
+ */
 export function buildService(): void {
-  const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
+  root = mkdtempSync(join(tmpdir(), 'blog-api-instances-'));
+  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
+  const build = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
   if (build.status !== 0) throw new Error(build.stderr);
+}
+
+/** Deletes the scratch build (after the instances have stopped). */
+export function removeService(): void {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
 }
 
 /** PORT 0: the system picks a free port, read back from the "listening" line. */
 export function startInstance(env: Record<string, string>): Instance {
+  if (!root) throw new Error('buildService() first');
   const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
     env: { ...process.env, NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
