@@ -3,7 +3,25 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
-import { fireAll, gqlAnswer, restAnswer, unexplained, type Model } from './support/races';
+import {
+  batchRestoreModel,
+  fireAll,
+  gqlAnswer,
+  makePost as makePostIn,
+  POST_MODELS,
+  postState as postStateOf,
+  restAnswer,
+  sendPostOp as sendPostOpTo,
+  sendUserOp as sendUserOpTo,
+  sweepModel,
+  unexplained,
+  USER_MODELS,
+  userState,
+  type PostOp,
+  type PostState,
+  type Surface,
+  type UserOp,
+} from './support/races';
 import { purgeExpiredTrash } from '../src/modules/trash/trash.service';
 
 /**
@@ -33,73 +51,11 @@ afterAll(() => app.close());
 
 const ROUNDS = 30;
 
-// ---- posts: the model ------------------------------------------------------------------------
+// ---- posts ----------------------------------------------------------------------------------
 
-/** A post's state as the answers show it: `gone`, or live/trashed with `+published`. */
-type PostState = string;
-const isTrashed = (s: PostState) => s.startsWith('trashed');
-const isLive = (s: PostState) => s.startsWith('live');
-const live = (s: PostState) => s.replace('trashed', 'live');
-const trashed = (s: PostState) => s.replace('live', 'trashed');
-const published = (s: PostState) => (s.endsWith('+published') ? s : `${s}+published`);
-
-const POST_MODELS = {
-  trashRestore: (s) => (isTrashed(s) ? [`200 ${live(s)}`, live(s)] : ['404 Not in trash', s]),
-  trashDestroy: (s) => (isTrashed(s) ? ['200 Permanently deleted', 'gone'] : ['404 Not in trash', s]),
-  postDelete: (s) => (isLive(s) ? ['200 Post deleted', trashed(s)] : ['404 Post not found', s]),
-  /** Restoring an active post returns it unchanged (CONTRACT 8). */
-  postRestore: (s) => (s === 'gone' ? ['404 Post not found', s] : [`200 ${live(s)}`, live(s)]),
-  /** Publishing a published post returns it unchanged; a trashed post is not found. */
-  postPublish: (s) => (isLive(s) ? [`200 ${published(s)}`, published(s)] : ['404 Post not found', s]),
-} satisfies Record<string, Model<PostState>>;
-type PostOp = keyof typeof POST_MODELS;
-
-async function postState(id: number): Promise<PostState> {
-  const [row] = await sql(app, 'select deleted_at, published, published_at from posts where id = ?', [id]);
-  if (!row) return 'gone';
-  return `${row.deleted_at ? 'trashed' : 'live'}${row.published && row.published_at ? '+published' : ''}`;
-}
-
-async function makePost(state: PostState) {
-  return buildPost(app, author, { deletedAt: isTrashed(state) ? new Date() : null, published: state.endsWith('+published') });
-}
-
-// ---- posts: the requests ---------------------------------------------------------------------
-
-type Surface = 'rest' | 'graphql';
-
-/** What a returned post says of its state; a body for another post reads as such. */
-function restPost(id: number) {
-  return (b: any) => (b.id !== id ? `post ${b.id}` : `${b.deleted_at === null ? 'live' : 'trashed'}${b.published && b.published_at ? '+published' : ''}`);
-}
-function gqlPost(id: number) {
-  return (p: any) => (p?.id !== id ? `post ${p?.id}` : `${p.deletedAt === null ? 'live' : 'trashed'}${p.published && p.publishedAt ? '+published' : ''}`);
-}
-
-const POST_FIELDS = 'id deletedAt published publishedAt';
-const GQL_POST_OPS: Record<PostOp, [field: string, returnsPost: boolean]> = {
-  trashRestore: ['restoreFromTrash', true],
-  trashDestroy: ['deleteFromTrash', false],
-  postDelete: ['deletePost', false],
-  postRestore: ['restorePost', true],
-  postPublish: ['publishPost', true],
-};
-
-async function sendPostOp(surface: Surface, op: PostOp, id: number): Promise<string> {
-  if (surface === 'graphql') {
-    const [field, returnsPost] = GQL_POST_OPS[op];
-    const r = await api.gql(`mutation($id: Int!) { ${field}(id: $id) { ${returnsPost ? POST_FIELDS : 'message'} } }`, { id }, { token: mod });
-    return gqlAnswer(r, field, returnsPost ? gqlPost(id) : undefined);
-  }
-  const [method, path] = {
-    trashRestore: ['PATCH', `/trash/${id}/restore`],
-    trashDestroy: ['DELETE', `/trash/${id}`],
-    postDelete: ['DELETE', `/posts/${id}`],
-    postRestore: ['PATCH', `/posts/${id}/restore`],
-    postPublish: ['PATCH', `/posts/${id}/publish`],
-  }[op];
-  return restAnswer(await api.rest(method, path, { token: mod }), restPost(id));
-}
+const postState = (id: number) => postStateOf(app, id);
+const makePost = (state: PostState) => makePostIn(app, author, state);
+const sendPostOp = (surface: Surface, op: PostOp, id: number) => sendPostOpTo(api, mod, surface, op, id);
 
 /** `ROUNDS` posts, one at a time: all of `ops` at once on the post, then the final row checked. */
 async function postRounds(surface: Surface, initial: (round: number) => PostState, ops: PostOp[]): Promise<void> {
@@ -144,7 +100,7 @@ const PER_BATCH = 5;
  * and every restore's answer are checked against the final rows (a sweep is one more operation
  * of the model, over all posts of the batch).
  */
-async function sweepRounds(surface: Surface, backdate: boolean, sweep: () => Promise<string>, sweepModel: (count: number) => string) {
+async function sweepRounds(surface: Surface, backdate: boolean, sweep: () => Promise<string>, said: (count: number) => string) {
   const failures: string[] = [];
   for (let batch = 0; batch < BATCHES; batch++) {
     await sql(app, 'delete from posts where deleted_at is not null');
@@ -154,13 +110,7 @@ async function sweepRounds(surface: Surface, backdate: boolean, sweep: () => Pro
     }
     const [swept, ...restores] = await fireAll(batch, [sweep, ...posts.map((p) => () => sendPostOp(surface, 'trashRestore', p.id))]);
     const final = await Promise.all(posts.map((p) => postState(p.id)));
-    const models: Model<PostState[]>[] = [
-      (states) => [sweepModel(states.filter(isTrashed).length), states.map((s) => (isTrashed(s) ? 'gone' : s))],
-      ...posts.map((_, i): Model<PostState[]> => (states) => {
-        const [answer, next] = POST_MODELS.trashRestore(states[i]);
-        return [answer, states.map((s, j) => (j === i ? next : s))];
-      }),
-    ];
+    const models = [sweepModel(said), ...posts.map((_, i) => batchRestoreModel(i))];
     const failure = unexplained(`batch ${batch}`, posts.map(() => 'trashed'), models, { answers: [swept, ...restores], final });
     if (failure) failures.push(failure);
   }
@@ -184,23 +134,7 @@ describe.each<Surface>(['rest', 'graphql'])('the trash emptied while posts are r
 
 // ---- users -----------------------------------------------------------------------------------
 
-const USER_MODELS = {
-  userDelete: (s) => (s === 'live' ? ['200 User deleted', 'deleted'] : ['404 User not found', s]),
-  /** Restoring an active user returns them unchanged. */
-  userRestore: (s) => ['200 user', s === 'deleted' ? 'live' : s],
-} satisfies Record<string, Model<string>>;
-type UserOp = keyof typeof USER_MODELS;
-
-async function sendUserOp(surface: Surface, op: UserOp, id: number): Promise<string> {
-  const describeUser = (u: any) => (u?.id === id ? 'user' : `user ${u?.id}`);
-  if (surface === 'graphql') {
-    const field = op === 'userDelete' ? 'deleteUser' : 'restoreUser';
-    const r = await api.gql(`mutation($id: Int!) { ${field}(id: $id) { ${op === 'userDelete' ? 'message' : 'id'} } }`, { id }, { token: admin });
-    return gqlAnswer(r, field, op === 'userRestore' ? describeUser : undefined);
-  }
-  const r = op === 'userDelete' ? await api.rest('DELETE', `/admin/users/${id}`, { token: admin }) : await api.rest('PATCH', `/admin/users/${id}/restore`, { token: admin });
-  return restAnswer(r, describeUser);
-}
+const sendUserOp = (surface: Surface, op: UserOp, id: number) => sendUserOpTo(api, admin, surface, op, id);
 
 describe.each<Surface>(['rest', 'graphql'])('one user, deletes and restores at once (%s)', (surface) => {
   it('three deletes and a restore: as many 200 deletes as some order allows, and the final row agrees', async () => {
@@ -211,8 +145,7 @@ describe.each<Surface>(['rest', 'graphql'])('one user, deletes and restores at o
       const { user } = await buildUser(app);
       if (start === 'deleted') await sql(app, 'update users set deleted_at = now() where id = ?', [user.id]);
       const answers = await fireAll(round, ops.map((op) => () => sendUserOp(surface, op, user.id)));
-      const [row] = await sql(app, 'select deleted_at from users where id = ?', [user.id]);
-      const failure = unexplained(`round ${round}`, start, ops.map((op) => USER_MODELS[op]), { answers, final: row.deleted_at ? 'deleted' : 'live' });
+      const failure = unexplained(`round ${round}`, start, ops.map((op) => USER_MODELS[op]), { answers, final: await userState(app, user.id) });
       if (failure) failures.push(failure);
     }
     expect(failures).toEqual([]);

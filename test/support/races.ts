@@ -1,4 +1,6 @@
-import type { GqlResponse, RestResponse } from './client';
+import type { clients, GqlResponse, RestResponse } from './client';
+import type { TestApp } from './harness';
+import { buildPost, sql } from './blog';
 
 /**
  * Checking concurrent state changes against a sequential model. Conflicting requests are fired at
@@ -73,4 +75,112 @@ export function fireAll<T>(round: number, sends: Array<() => Promise<T>>): Promi
     started[i] = sends[i]();
   }
   return Promise.all(started);
+}
+
+// ---- posts and users: the models and the requests, for test/races.test.ts and test/instances-races.test.ts
+
+type Api = ReturnType<typeof clients>;
+export type Surface = 'rest' | 'graphql';
+
+/** A post's state as the answers show it: `gone`, or live/trashed with `+published`. */
+export type PostState = string;
+export const isTrashed = (s: PostState) => s.startsWith('trashed');
+const isLive = (s: PostState) => s.startsWith('live');
+const live = (s: PostState) => s.replace('trashed', 'live');
+const trashed = (s: PostState) => s.replace('live', 'trashed');
+const published = (s: PostState) => (s.endsWith('+published') ? s : `${s}+published`);
+
+export const POST_MODELS = {
+  trashRestore: (s) => (isTrashed(s) ? [`200 ${live(s)}`, live(s)] : ['404 Not in trash', s]),
+  trashDestroy: (s) => (isTrashed(s) ? ['200 Permanently deleted', 'gone'] : ['404 Not in trash', s]),
+  postDelete: (s) => (isLive(s) ? ['200 Post deleted', trashed(s)] : ['404 Post not found', s]),
+  /** Restoring an active post returns it unchanged (CONTRACT 8). */
+  postRestore: (s) => (s === 'gone' ? ['404 Post not found', s] : [`200 ${live(s)}`, live(s)]),
+  /** Publishing a published post returns it unchanged; a trashed post is not found. */
+  postPublish: (s) => (isLive(s) ? [`200 ${published(s)}`, published(s)] : ['404 Post not found', s]),
+} satisfies Record<string, Model<PostState>>;
+export type PostOp = keyof typeof POST_MODELS;
+
+export async function postState(app: TestApp, id: number): Promise<PostState> {
+  const [row] = await sql(app, 'select deleted_at, published, published_at from posts where id = ?', [id]);
+  if (!row) return 'gone';
+  return `${row.deleted_at ? 'trashed' : 'live'}${row.published && row.published_at ? '+published' : ''}`;
+}
+
+export async function makePost(app: TestApp, author: { id: number }, state: PostState) {
+  return buildPost(app, author, { deletedAt: isTrashed(state) ? new Date() : null, published: state.endsWith('+published') });
+}
+
+/** What a returned post says of its state; a body for another post reads as such. */
+function restPost(id: number) {
+  return (b: any) => (b.id !== id ? `post ${b.id}` : `${b.deleted_at === null ? 'live' : 'trashed'}${b.published && b.published_at ? '+published' : ''}`);
+}
+function gqlPost(id: number) {
+  return (p: any) => (p?.id !== id ? `post ${p?.id}` : `${p.deletedAt === null ? 'live' : 'trashed'}${p.published && p.publishedAt ? '+published' : ''}`);
+}
+
+const STATE_FIELDS = 'id deletedAt published publishedAt';
+const GQL_POST_OPS: Record<PostOp, [field: string, returnsPost: boolean]> = {
+  trashRestore: ['restoreFromTrash', true],
+  trashDestroy: ['deleteFromTrash', false],
+  postDelete: ['deletePost', false],
+  postRestore: ['restorePost', true],
+  postPublish: ['publishPost', true],
+};
+
+/** One post operation on `api` as a moderator (`token`), answered as POST_MODELS spells it. */
+export async function sendPostOp(api: Api, token: string, surface: Surface, op: PostOp, id: number): Promise<string> {
+  if (surface === 'graphql') {
+    const [field, returnsPost] = GQL_POST_OPS[op];
+    const r = await api.gql(`mutation($id: Int!) { ${field}(id: $id) { ${returnsPost ? STATE_FIELDS : 'message'} } }`, { id }, { token });
+    return gqlAnswer(r, field, returnsPost ? gqlPost(id) : undefined);
+  }
+  const [method, path] = {
+    trashRestore: ['PATCH', `/trash/${id}/restore`],
+    trashDestroy: ['DELETE', `/trash/${id}`],
+    postDelete: ['DELETE', `/posts/${id}`],
+    postRestore: ['PATCH', `/posts/${id}/restore`],
+    postPublish: ['PATCH', `/posts/${id}/publish`],
+  }[op];
+  return restAnswer(await api.rest(method, path, { token }), restPost(id));
+}
+
+/**
+ * The whole trash emptied (retention or purge) is one more operation over every post of a batch:
+ * it answers `said(count of trashed posts)` and leaves none of them.
+ */
+export function sweepModel(said: (count: number) => string): Model<PostState[]> {
+  return (states) => [said(states.filter(isTrashed).length), states.map((s) => (isTrashed(s) ? 'gone' : s))];
+}
+
+/** Restoring post `i` of a batch from the trash, as a model over the batch. */
+export function batchRestoreModel(i: number): Model<PostState[]> {
+  return (states) => {
+    const [answer, next] = POST_MODELS.trashRestore(states[i]);
+    return [answer, states.map((s, j) => (j === i ? next : s))];
+  };
+}
+
+export const USER_MODELS = {
+  userDelete: (s) => (s === 'live' ? ['200 User deleted', 'deleted'] : ['404 User not found', s]),
+  /** Restoring an active user returns them unchanged. */
+  userRestore: (s) => ['200 user', s === 'deleted' ? 'live' : s],
+} satisfies Record<string, Model<string>>;
+export type UserOp = keyof typeof USER_MODELS;
+
+/** One user operation on `api` as an admin (`token`), answered as USER_MODELS spells it. */
+export async function sendUserOp(api: Api, token: string, surface: Surface, op: UserOp, id: number): Promise<string> {
+  const describeUser = (u: any) => (u?.id === id ? 'user' : `user ${u?.id}`);
+  if (surface === 'graphql') {
+    const field = op === 'userDelete' ? 'deleteUser' : 'restoreUser';
+    const r = await api.gql(`mutation($id: Int!) { ${field}(id: $id) { ${op === 'userDelete' ? 'message' : 'id'} } }`, { id }, { token });
+    return gqlAnswer(r, field, op === 'userRestore' ? describeUser : undefined);
+  }
+  const r = op === 'userDelete' ? await api.rest('DELETE', `/admin/users/${id}`, { token }) : await api.rest('PATCH', `/admin/users/${id}/restore`, { token });
+  return restAnswer(r, describeUser);
+}
+
+export async function userState(app: TestApp, id: number): Promise<string> {
+  const [row] = await sql(app, 'select deleted_at from users where id = ?', [id]);
+  return row.deleted_at ? 'deleted' : 'live';
 }
