@@ -1,4 +1,4 @@
-import { currentTenantId, requireRole, requireTenant, type RequestContext } from '../../core/context';
+import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
@@ -6,7 +6,7 @@ import { presentTenantPost, type TenantPostView } from './tenant-post.types';
 
 /**
  * Tenant-scoped posts (SPEC 2.4, 4.4; CONTRACT 10). Reads are limited by the entity's `tenant`
- * filter, which reads the tenant from async context; only `listAll` lifts it, by name.
+ * filter, whose tenant the request's fork carries; only `listAll` lifts it, by name.
  */
 export class TenantPostService {
   /** The current tenant's posts, id ascending. */
@@ -41,13 +41,13 @@ export class TenantPostService {
 
 /**
  * The tenant a tenant route works for, resolved before anything is read. The ORM filter reads the
- * tenant from async context rather than from `ctx`: should the two ever differ (a callback that
- * escaped the request's async context would see none, and the filter would then add nothing),
- * the request fails instead of reading with the wrong condition or none.
+ * tenant from the EntityManager's filter parameters rather than from `ctx`: should the two ever
+ * differ (a context built around a fork without them: the filter would then add nothing), the
+ * request fails instead of reading with the wrong condition or none.
  */
 function tenantScope(ctx: RequestContext): number {
   const tenantId = requireTenant(ctx);
-  if (currentTenantId() !== tenantId) throw new Error('Tenant context lost: async context does not match the request');
+  if (filterTenantOf(ctx.em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
   return tenantId;
 }
 
