@@ -18,6 +18,12 @@ export interface PostView {
   deletedAt: Date | null;
 }
 
+/** A post's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL (post.queries.ts postSource). */
+export interface PostJson {
+  id: number;
+  json: string;
+}
+
 /** What REST sends for every post: the view plus author, comments (oldest first) and their count. */
 export interface PostFullView extends PostView {
   user: AuthorView | null;
