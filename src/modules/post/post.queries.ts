@@ -2,7 +2,7 @@ import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type Que
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
-import { authorJoinFilter, authorLoader } from './post.loaders';
+import { authorJoinFilter, authorLoader, withAuthor } from './post.loaders';
 import { Comment } from '../comment/comment.entity';
 import { Post } from './post.entity';
 import type { PostJson, PostView } from './post.types';
@@ -135,11 +135,12 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
       const platform = em.getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
       const views = rows.map((r): PostView => {
-        authors.prime(r.user_id, r.author_name === null ? null : { id: r.user_id, name: r.author_name });
-        return {
+        const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
+        authors.prime(r.user_id, author);
+        return withAuthor({
           id: r.id, userId: r.user_id, title: r.title, slug: r.slug, body: r.body, published: r.published,
           publishedAt: date(r.published_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!, deletedAt: date(r.deleted_at),
-        };
+        }, author);
       });
       return { rows: views, total: withTotal && rows.length ? Number(rows[0].total) : null };
     },

@@ -46,7 +46,7 @@ export function presentPost(p: Post): PostView {
   };
 }
 
-@ObjectType('Post')
+@ObjectType('Post', { simpleResolvers: true })
 export class PostType implements PostView {
   @Field(() => Int) id!: number;
   @Field(() => Int) userId!: number;
@@ -64,7 +64,7 @@ export const PostPage = PageOf(PostType, 'PostPage');
 export const PostSimplePage = SimplePageOf(PostType, 'PostSimplePage');
 export const PostCursorPage = CursorPageOf(PostType, 'PostCursorPage');
 
-@ObjectType('PurgeResult')
+@ObjectType('PurgeResult', { simpleResolvers: true })
 export class PurgeResultType {
   @Field(() => String) message!: string;
   @Field(() => Int) count!: number;
