@@ -12,8 +12,7 @@ export class TenantPostService {
   /** The current tenant's posts, id ascending. */
   async list(ctx: RequestContext): Promise<TenantPostView[]> {
     const tenantId = tenantScope(ctx);
-    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' } });
-    return posts.map((p) => presentTenantPost(ownedBy(p, tenantId)));
+    return (await readViews(ctx)).map((p) => ownedBy(p, tenantId));
   }
 
   /**
@@ -32,10 +31,9 @@ export class TenantPostService {
   /** Every tenant's posts, id ascending; admins only, no tenant needed. */
   async listAll(ctx: RequestContext): Promise<TenantPostView[]> {
     await requireRole(ctx, 'admin');
-    // Read outside the request's identity map: a later findOne by id in the same request (a
-    // sibling GraphQL field) would otherwise be answered from it without the tenant filter.
-    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' }, filters: { tenant: false }, disableIdentityMap: true });
-    return posts.map(presentTenantPost);
+    // Plain rows, never entities in the request's identity map: a later findOne by id in the same
+    // request (a sibling GraphQL field) would otherwise be answered from it without the tenant filter.
+    return readViews(ctx, { tenant: false });
   }
 }
 
@@ -51,8 +49,21 @@ function tenantScope(ctx: RequestContext): number {
   return tenantId;
 }
 
+/**
+ * Tenant posts, id ascending, as plain views (no entity hydration, no identity map) under the ORM's
+ * filters as this request's fork sets them (`tenant`, with its parameters), minus `lift`.
+ */
+async function readViews(ctx: RequestContext, lift: Record<string, boolean> = {}): Promise<TenantPostView[]> {
+  const qb = ctx.em
+    .createQueryBuilder(TenantPost, 't')
+    .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
+    .orderBy({ id: 'asc' });
+  await qb.applyFilters(lift);
+  return qb.execute<TenantPostView[]>('all', true);
+}
+
 /** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */
-function ownedBy(post: TenantPost, tenantId: number): TenantPost {
+function ownedBy<T extends { tenantId: number }>(post: T, tenantId: number): T {
   if (post.tenantId !== tenantId) throw new Error('Tenant filter failed: a row of another tenant was read');
   return post;
 }

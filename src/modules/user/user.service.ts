@@ -1,8 +1,10 @@
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { entitySource, paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
+import { userViewSource } from './user.queries';
+import type { UserView } from './user.types';
 
 export const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -17,9 +19,9 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<User>> {
+  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<UserView>> {
     await requireRole(ctx, 'admin');
-    return paginate(entitySource(ctx.em, User), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    return paginate(userViewSource(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
   async softDelete(ctx: RequestContext, rawId: unknown): Promise<string> {
