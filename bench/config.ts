@@ -11,6 +11,8 @@ const num = (name: string, fallback: number) => {
 export const benchConfig = {
   /** Seconds each measured scenario runs. */
   duration: num('BENCH_DURATION', 10),
+  /** Rounds per read scenario, the targets' order alternating (mean req/s; CPU per request over all answers). */
+  rounds: num('BENCH_ROUNDS', 2),
   /** Seconds of unmeasured load before each scenario (JIT, connection pools, PostgreSQL caches). */
   warmup: num('BENCH_WARMUP', 2),
   /** Concurrent connections of the load generator for the throughput scenarios. */

@@ -80,6 +80,23 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 interface Row { label: string; key: string; m: Record<string, Measurement> }
+
+/** Rounds of one target in one scenario: mean req/s and latencies, CPU per request over all answers, peak RSS. */
+function combine(ms: Measurement[]): Measurement {
+  if (ms.length === 1) return ms[0];
+  const mean = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
+  const responses = ms.reduce((a, m) => a + m.responses, 0) || 1;
+  const perAnswer = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m) * m.responses, 0) / responses;
+  const statusCodes: Record<string, number> = {};
+  for (const m of ms) for (const [c, n] of Object.entries(m.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
+  const sqls = ms.map((m) => m.sqlPerRequest).filter((x): x is number => x !== null);
+  return {
+    rps: mean((m) => m.rps), p50: mean((m) => m.p50), p99: mean((m) => m.p99),
+    errors: ms.reduce((a, m) => a + m.errors, 0), responses,
+    sqlPerRequest: sqls.length ? sqls.reduce((a, x) => a + x, 0) / sqls.length : null,
+    rssMb: Math.max(...ms.map((m) => m.rssMb)), nodeMs: perAnswer((m) => m.nodeMs), pgMs: perAnswer((m) => m.pgMs), statusCodes,
+  };
+}
 const sqlText = (m: Measurement) => (m.sqlPerRequest === null ? 'n/a' : m.sqlPerRequest.toFixed(1));
 
 async function main(): Promise<void> {
@@ -147,14 +164,19 @@ async function main(): Promise<void> {
       }
       const order = ['service', ...(s.peers ?? ['raw'])].map(byName).filter((t): t is Target => t !== undefined);
       const row: Row = { label: s.label, key: s.key, m: {} };
-      for (const t of order) {
-        row.m[t.name] = await s.run(t, sql);
-        const m = row.m[t.name];
+      const runs: Record<string, Measurement[]> = {};
+      // Rounds alternate the order (service first, then last, ...): a neighbour's burst on a shared
+      // machine then hits both sides alike instead of one.
+      const rounds = s.key === 'login' || s.key === 'mix' || s.key === 'storm' || s.key === 'calm' ? 1 : benchConfig.rounds;
+      for (let round = 0; round < rounds; round++) for (const t of round % 2 ? [...order].reverse() : order) {
+        const m = await s.run(t, sql);
+        (runs[t.name] ??= []).push(m);
         log(`${s.label}: ${t.name} ${f0(m.rps)} req/s, p99 ${m.p99} ms, Node ${f2(m.nodeMs)} / PG ${f2(m.pgMs)} ms CPU per request, SQL/req ${sqlText(m)}`);
         if (t.name === 'service' && process.env.BENCH_SHOW_SQL === '1') for (const q of await sql.top(6)) log(`   ${q.calls}× ${q.meanMs.toFixed(2)} ms  ${q.query.slice(0, 220)}`);
         const bad = Object.entries(m.statusCodes).filter(([c]) => !c.startsWith('2'));
         if (bad.length || m.errors) log(`   ${t.name}: ${m.errors} errors; non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
       }
+      for (const t of order) row.m[t.name] = combine(runs[t.name]);
       rows.push(row);
     }
   } finally {
@@ -198,7 +220,7 @@ async function main(): Promise<void> {
     `# Benchmark results`,
     '',
     `${new Date().toISOString().slice(0, 10)}, ${benchConfig.cores} cores, node ${process.version}; ${benchConfig.users} users, ${benchConfig.posts} posts, ${benchConfig.comments} comments; ` +
-      `${benchConfig.duration} s per scenario after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s. ` +
+      `${benchConfig.rounds} alternated round(s) of ${benchConfig.duration} s per read scenario after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s. ` +
       `Service: \`node ${[...flags, 'dist/src/main.js'].join(' ')}\` (npm start), NODE_ENV=production.`,
     '',
     ...table,

@@ -82,7 +82,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     if (paginate === 'cursor') {
       const id = decodeCursor(q.get('cursor'));
       if (id === null) return message(res, 422, 'Validation failed');
-      return send(res, 200, (await one(postsCursor, [id, POSTS_PER_PAGE]))!);
+      return send(res, 200, (await one(postsCursor, [id]))!);
     }
     const page = positive(q.get('page'), 1);
     if (page === null) return message(res, 422, 'Validation failed');
