@@ -25,6 +25,9 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
   return defineConfig({
     clientUrl,
     replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
+    // A replica serves only the reads that ask for one (db/replicas.ts readStale); every other
+    // read stays on the primary, so a caller never reads behind its own writes.
+    preferReadReplicas: false,
     entities,
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true },

@@ -1,5 +1,4 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { currentContext } from '../core/context';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { isConnectionError } from '../core/errors';
 
 /**
@@ -8,9 +7,12 @@ import { isConnectionError } from '../core/errors';
  * MikroORM is given the replicas (`replicas`, mikro-orm.config.ts) and asks for a 'read'
  * connection for plain reads; it would pick one at random, healthy or not, for every read of
  * every request. Here that choice is made instead:
- * - Only a request that said its reads may be stale gets a replica (`ctx.readFrom = 'read'`:
- *   anonymous post lists and details, decided in app.ts and graphql/replica-reads.ts). Every
- *   other read, every write and all work outside a request (jobs) use the primary.
+ * - Only a read that says it may be stale gets a replica: `readStale(em, run)`, called by the
+ *   hot statements (core/statement-shapes.ts) when the request's context says so
+ *   (`ctx.readFrom = 'read'`: anonymous post lists and details, decided in app.ts and
+ *   graphql/replica-reads.ts). MikroORM's own reads are kept on the primary
+ *   (`preferReadReplicas: false`), so every other read, every write and all work outside a
+ *   request (jobs) use the primary. The context is handed down, never looked up.
  * - Only replicas in use: a poll every `pollMs` asks each replica how far it has replayed the
  *   primary's WAL, and skips one that is down, not a standby, or behind by more than
  *   `maxLagMs`. With none in use, reads go to the primary, without an error.
@@ -98,6 +100,26 @@ export class ReadRouting {
           return this.primary.execute(...args);
         }
       };
+    }
+  }
+
+  /**
+   * Runs a read that may be stale on the next replica in use, or on the primary when none is;
+   * a read that fails on a replica because of its connection (or a recovery conflict) skips
+   * that replica until the next good poll and runs again on the primary, so the caller sees no
+   * error. `run` gets the connection to use.
+   */
+  async read<C, T>(run: (conn: C) => Promise<T>): Promise<T> {
+    const usable = this.replicas.filter((r) => r.inUse);
+    if (!usable.length) return run(this.primary as unknown as C);
+    const r = usable[this.turn++ % usable.length];
+    for (const l of this.listeners) l(r.name);
+    try {
+      return await run(r.conn as unknown as C);
+    } catch (err) {
+      if (!retryOnPrimary(err)) throw err;
+      this.skip(r, 'down');
+      return run(this.primary as unknown as C);
     }
   }
 
@@ -192,6 +214,17 @@ export class ReadRouting {
 }
 
 const routings = new WeakMap<MikroORM, ReadRouting>();
+const routingsByDriver = new WeakMap<object, ReadRouting>();
+
+/**
+ * A read that may be slightly stale, through `em`'s ORM: on a replica in use, else the primary
+ * (ReadRouting.read). Without replicas, or inside a transaction, always the primary.
+ */
+export function readStale<C, T>(em: EntityManager, run: (conn: C) => Promise<T>): Promise<T> {
+  const routing = routingsByDriver.get(em.getDriver());
+  if (!routing || em.getTransactionContext()) return run(em.getConnection('write') as unknown as C);
+  return routing.read(run);
+}
 
 /** The routing installed on `orm` by installReadRouting (db/orm.ts does it for every ORM). */
 export function readRoutingOf(orm: MikroORM): ReadRouting | undefined {
@@ -207,10 +240,12 @@ export async function installReadRouting(orm: MikroORM, maxLagMs: number): Promi
   const primary = driver.getConnection('write');
   const routing = new ReadRouting(primary, driver.replicas, maxLagMs);
   driver.getConnection = (type = 'write') => {
-    if (type !== 'read' || currentContext()?.readFrom !== 'read') return primary;
+    // Only a read that asked for 'read' explicitly; MikroORM's own reads are kept on 'write'.
+    if (type !== 'read') return primary;
     return routing.pick() ?? primary;
   };
   routings.set(orm, routing);
+  routingsByDriver.set(driver, routing);
   await routing.check();
   routing.start();
   const close = orm.close.bind(orm);

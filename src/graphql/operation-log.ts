@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
-import { currentContext } from '../core/context';
+import type { RequestContext } from '../core/context';
 import { addLogFields } from '../http/logging';
 
 /** Names come from the client's document: long ones are cut, and only so many fields are listed. */
@@ -17,16 +17,14 @@ const cut = (name: string) => (name.length > MAX_NAME ? name.slice(0, MAX_NAME) 
  * query shows what it tried; all null when the text did not parse. Never variables (they carry
  * passwords and tokens), never argument values.
  */
-export function operationLogPlugin(): ApolloServerPlugin<object> {
+export function operationLogPlugin(): ApolloServerPlugin<RequestContext> {
   return {
     async requestDidStart() {
       return {
-        async willSendResponse({ operation, document, request }) {
-          // Not contextValue: Apollo hands plugins a shallow copy of the request's context.
-          const ctx = currentContext();
-          if (!ctx) return;
+        async willSendResponse({ operation, document, request, contextValue }) {
+          // contextValue is Apollo's shallow copy of the request's context: its logFields object is the request's.
           const op = operation ?? (document ? safeOperation(document, request.operationName) : null);
-          addLogFields(ctx, {
+          addLogFields(contextValue, {
             operation: op?.name ? cut(op.name.value) : null,
             operationType: op?.operation ?? null,
             rootFields: op ? rootFields(document, op.selectionSet) : null,

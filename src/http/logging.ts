@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { RouteTable } from './routes';
 
@@ -28,15 +29,9 @@ export function redactPath(path: string): string {
   return path;
 }
 
-/**
- * Fields a later layer adds to the request's log line (the GraphQL operation), keyed by the
- * request's own RequestContext (res.locals.ctx, or currentContext() where the response is out of
- * reach, as in a GraphQL plugin).
- */
-const extraFields = new WeakMap<object, Record<string, unknown>>();
-
-export function addLogFields(ctx: object, fields: Record<string, unknown>): void {
-  extraFields.set(ctx, { ...extraFields.get(ctx), ...fields });
+/** Fields a later layer adds to the request's log line (the GraphQL operation), on its context. */
+export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Record<string, unknown>): void {
+  if (ctx.logFields) Object.assign(ctx.logFields, fields);
 }
 
 /**
@@ -50,7 +45,7 @@ export function requestLogger(log: Logger, table: RouteTable) {
     // answered (so at 'close' req.path says "/"), and the GraphQL guard turns HEAD into GET.
     const { method, path } = req;
     res.once('close', () => {
-      const ctx: unknown = res.locals.ctx;
+      const ctx = res.locals.ctx as RequestContext | undefined;
       const line = {
         requestId: res.locals.requestId as string | undefined,
         method,
@@ -58,7 +53,7 @@ export function requestLogger(log: Logger, table: RouteTable) {
         path: redactPath(path),
         status: res.statusCode,
         durationMs: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100,
-        ...(typeof ctx === 'object' && ctx !== null ? extraFields.get(ctx) : undefined),
+        ...ctx?.logFields,
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       if (res.statusCode >= 500) log.warn(line, 'request');

@@ -2,7 +2,7 @@ import { Arg, Ctx, FieldResolver, Int, Mutation, Resolver, Root } from 'type-gra
 import type { RequestContext } from '../../core/context';
 import type { Services } from '../services';
 import { AuthorType, type AuthorView } from '../post/author.types';
-import { authorLoader } from '../post/post.loaders';
+import { authorLoader, knownAuthor } from '../post/post.loaders';
 import { CommentType, presentComment, type CommentView } from './comment.types';
 
 @Resolver(() => CommentType)
@@ -19,7 +19,8 @@ export class CommentResolver {
   }
 
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })
-  user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): Promise<AuthorView | null> {
-    return authorLoader(ctx).load(comment.userId);
+  user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): AuthorView | null | Promise<AuthorView | null> {
+    const known = knownAuthor(comment);
+    return known !== undefined ? known : authorLoader(ctx).load(comment.userId);
   }
 }

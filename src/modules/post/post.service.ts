@@ -3,14 +3,17 @@ import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock } from '../../core/row-lock';
-import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
-import { postViewSource } from './post.queries';
+import { postSource, type PostShape } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
-import type { PostView } from './post.types';
+import type { PostJson, PostView } from './post.types';
+
+/** A post as `shape` reads it: a view (GraphQL, services) or its REST answer as JSON text. */
+export type PostAs<S extends PostShape> = S extends 'json' ? PostJson : PostView;
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
@@ -22,13 +25,16 @@ const SLUG_LOCK_SPACE = 4711;
  * in the contract's order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
  */
 export class PostService {
-  /** `request` parses the paging arguments, so its problems and the filters' are reported together. */
-  async list(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
+  /**
+   * `request` parses the paging arguments, so its problems and the filters' are reported together.
+   * `shape` says what each post is read as (post.queries.ts): the rules and filters are the same.
+   */
+  async list<S extends PostShape = 'view'>(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
     const [f, req] = parseAll(() => parseInput(postFiltersInput, filters ?? {}), request);
     const where: FilterQuery<Post> = {};
     if (f.published) Object.assign(where, { published: true, publishedAt: { $ne: null } });
     if (f.author !== null) Object.assign(where, { user: f.author });
-    return paginate(postViewSource(ctx), where, req, {
+    return paginate(postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>, where, req, {
       perPage: POSTS_PER_PAGE,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       path,
@@ -36,9 +42,9 @@ export class PostService {
   }
 
   /** Read like a list item (one statement with the author), since a detail is only ever shown. */
-  async get(ctx: RequestContext, rawId: unknown): Promise<PostView> {
+  async get<S extends PostShape = 'view'>(ctx: RequestContext, rawId: unknown, shape?: S): Promise<PostAs<S>> {
     const id = parseId(rawId, POST_NOT_FOUND);
-    const [post] = (await postViewSource(ctx).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+    const [post] = (await (postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
     if (!post) throw AppError.notFound(POST_NOT_FOUND);
     return post;
   }

@@ -5,9 +5,9 @@ import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
-import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
-import { postViewSource } from '../post/post.queries';
-import type { PostView } from '../post/post.types';
+import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
+import { postSource, type PostShape } from '../post/post.queries';
+import type { PostAs } from '../post/post.service';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
@@ -20,9 +20,9 @@ const WITH_TRASHED = { softDelete: false } as const;
 /** Role moderator or admin for everything here, checked before any lookup (CONTRACT 5). */
 export class TrashService {
   /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
-  async list(ctx: RequestContext, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
+  async list<S extends PostShape = 'view'>(ctx: RequestContext, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
     await this.guard(ctx);
-    return paginate(postViewSource(ctx, WITH_TRASHED), TRASHED, request(), {
+    return paginate(postSource(ctx, shape ?? 'view', WITH_TRASHED) as ListSource<PostAs<S>>, TRASHED, request(), {
       perPage: TRASH_PER_PAGE,
       orderBy: [{ deletedAt: 'desc' }, { id: 'desc' }],
       path,

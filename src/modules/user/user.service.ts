@@ -2,9 +2,11 @@ import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock } from '../../core/row-lock';
-import { entitySource, paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
+import { userViewSource } from './user.queries';
+import type { UserView } from './user.types';
 
 export const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -19,9 +21,9 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<User>> {
+  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<UserView>> {
     await requireRole(ctx, 'admin');
-    return paginate(entitySource(ctx.em, User), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    return paginate(userViewSource(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
   /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
