@@ -6,17 +6,28 @@ import { migrationsList } from './src/db/migrations';
 
 export interface OrmOptions {
   clientUrl: string;
+  /** Read replicas, named replica-1, replica-2, ...; which of them a read may use is db/replicas.ts's call. */
+  replicaUrls?: string[];
   /** Receives every SQL statement (tests count them per request). */
   onQuery?: (sql: string) => void;
   poolMax?: number;
+  /**
+   * Receives the driver's (knex's) own warnings, such as a pooled connection that broke when a
+   * database or replica went away; without it they go to the console as plain text.
+   */
+  onDriverWarning?: (message: string) => void;
   /** Log statements with their parameters written in (bench/explain.ts replays them); never in the service. */
   inlineParams?: boolean;
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, onQuery, poolMax = 10, inlineParams = false }: OrmOptions): Options {
+export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false }: OrmOptions): Options {
   return defineConfig({
     clientUrl,
+    replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
+    // A replica serves only the reads that ask for one (db/replicas.ts readStale); every other
+    // read stays on the primary, so a caller never reads behind its own writes.
+    preferReadReplicas: false,
     entities,
     extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true },
@@ -29,6 +40,7 @@ export function ormConfig({ clientUrl, onQuery, poolMax = 10, inlineParams = fal
     driverOptions: {
       acquireConnectionTimeout: 5000,
       connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000 },
+      ...(onDriverWarning ? { log: { warn: onDriverWarning, error: onDriverWarning, deprecate: onDriverWarning, debug: () => undefined } } : {}),
     },
     migrations: {
       migrationsList,

@@ -11,6 +11,8 @@ const num = (name: string, fallback: number) => {
 export const benchConfig = {
   /** Seconds each measured scenario runs. */
   duration: num('BENCH_DURATION', 10),
+  /** Rounds per read scenario, the targets' order alternating (mean req/s; CPU per request over all answers). */
+  rounds: num('BENCH_ROUNDS', 2),
   /** Seconds of unmeasured load before each scenario (JIT, connection pools, PostgreSQL caches). */
   warmup: num('BENCH_WARMUP', 2),
   /** Concurrent connections of the load generator for the throughput scenarios. */
@@ -24,6 +26,7 @@ export const benchConfig = {
   users: num('BENCH_USERS', 1000),
   posts: num('BENCH_POSTS', 20000),
   comments: num('BENCH_COMMENTS', 100000),
+  tenantPosts: num('BENCH_TENANT_POSTS', 2000),
   cores: availableParallelism(),
   /** An existing PostgreSQL (a fresh database is created in it and dropped after); else an embedded one. */
   databaseUrl: process.env.BENCH_DATABASE_URL || undefined,
@@ -41,6 +44,10 @@ export const benchConfig = {
 export const BENCH_PASSWORD = 'bench-password-1';
 export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 export const PER_PAGE = 10;
+/** Page size of the trash and the admin user list. */
+export const LIST_PER_PAGE = 20;
+/** Tenants of the seeded tenant posts (BENCH_TENANT_POSTS of them, spread evenly). */
+export const BENCH_TENANTS = 100;
 
 /** Seeded posts whose id is a multiple of this are trashed (so readers know which ids are live). */
 export const TRASH_EVERY = 20;

@@ -7,7 +7,6 @@ import { Client } from 'pg';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config/config';
 import { silentLogger } from '../src/core/logger';
-import { currentContext } from '../src/core/context';
 import { startEmbeddedPostgres } from '../src/db/embedded';
 import { initOrm, migrate } from '../src/db/orm';
 import { fill } from './seed';
@@ -31,7 +30,7 @@ async function main(): Promise<void> {
   await admin.query('create database explain');
   await admin.end();
   const log: string[] = [];
-  const orm = await initOrm({ clientUrl: url, inlineParams: true, onQuery: (line) => currentContext() && log.push(line) });
+  const orm = await initOrm({ clientUrl: url, inlineParams: true, onQuery: (line) => log.push(line) });
   const db = new Client({ connectionString: url });
   try {
     await migrate(orm);

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A server under test, in a process of its own (never the load generator's event loop). */
 export interface Target {
-  name: 'service' | 'reference';
+  name: string;
   url: string;
   pid: number;
   /** Exit code or signal once the process has died (a crash under load is a finding). */
@@ -97,14 +97,37 @@ export function sampleRss(pid: number): () => number {
   };
 }
 
+/** The fields of /proc/<pid>/stat after the command name (index 1 = ppid, 11/12 = utime/stime). */
+export function procStat(pid: number): string[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** Milliseconds per /proc clock tick (1/100 s on Linux). */
+export const TICK_MS = 10;
+
 /** CPU time (user + system) of a process in clock ticks (1/100 s), from /proc. */
 export function cpuTicks(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
+  const f = procStat(pid);
+  return f ? Number(f[11]) + Number(f[12]) : 0;
+}
+
+/**
+ * PostgreSQL's CPU in clock ticks: the postmaster, its live children (backends, background
+ * workers) and its exited children (reaped, so counted in its cutime/cstime).
+ */
+export function postgresTicks(postmaster: number): number {
+  const f = procStat(postmaster);
+  let t = f ? Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) : 0;
+  for (const name of readdirSync('/proc')) {
+    if (name.charCodeAt(0) > 57) continue;
+    const c = procStat(Number(name));
+    if (c && Number(c[1]) === postmaster) t += Number(c[11]) + Number(c[12]);
   }
+  return t;
 }
 
 /**

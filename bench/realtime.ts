@@ -3,7 +3,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { BENCH_PASSWORD, PER_PAGE, TRASH_EVERY, benchConfig, userEmail } from './config';
 import { call } from './http';
-import { cpuTicks, rssMb, waitIdle, type Target } from './processes';
+import { cpuTicks, rssMb, TICK_MS, waitIdle, type Target } from './processes';
 
 /**
  * The realtime scenario (issue 16): N idle subscribers to `commentAdded` on one post, each on a
@@ -131,7 +131,7 @@ export async function runRealtime(target: Target, log: (msg: string) => void, co
       latencies.push(Math.max(0, seen.get(id)!.last - answered));
       await new Promise((r) => setTimeout(r, 100));
     }
-    const serverCpuMsPerEvent = ((cpuTicks(target.pid) - serverTicks) * 10) / COMMENTS;
+    const serverCpuMsPerEvent = ((cpuTicks(target.pid) - serverTicks) * TICK_MS) / COMMENTS;
     const used = process.cpuUsage(clientCpu);
     const clientCpuMsPerEvent = (used.user + used.system) / 1000 / COMMENTS;
     latencies.sort((a, b) => a - b);

@@ -1,6 +1,7 @@
 import autocannon, { type Options, type Result } from 'autocannon';
-import { BENCH_PASSWORD, PER_PAGE, TRASH_EVERY, benchConfig, userEmail } from './config';
-import { sampleRss, waitIdle, type Target } from './processes';
+import jwt from 'jsonwebtoken';
+import { BENCH_JWT_SECRET, BENCH_PASSWORD, BENCH_TENANTS, LIST_PER_PAGE, PER_PAGE, TRASH_EVERY, benchConfig, userEmail } from './config';
+import { cpuTicks, postgresTicks, sampleRss, TICK_MS, waitIdle, type Target } from './processes';
 import { call } from './http';
 import type { SqlStats } from './sql-stats';
 
@@ -14,12 +15,18 @@ export interface Measurement {
   responses: number;
   sqlPerRequest: number | null;
   rssMb: number;
+  /** CPU of the target's process per answered request (ms), from /proc. */
+  nodeMs: number;
+  /** CPU of PostgreSQL (all its processes) per answered request (ms); NaN when not measurable. */
+  pgMs: number;
   statusCodes: Record<string, number>;
 }
 
 export interface Scenario {
   key: string;
   label: string;
+  /** Which targets run it besides the service (default: the raw reference). */
+  peers?: string[];
   run(target: Target, sql: SqlStats): Promise<Measurement>;
 }
 
@@ -39,6 +46,16 @@ export const POSTS_QUERY = `query Posts($page: Int) { posts(page: $page) {
   data { id title slug body published publishedAt createdAt user { id name } comments { id body user { id name } } commentsCount }
   total perPage currentPage lastPage } }`;
 
+/**
+ * The same page asked of PostGraphile in its own schema: live posts newest first with author,
+ * comments oldest first with their authors, the comment count and the total.
+ */
+export const POSTGRAPHILE_POSTS_QUERY = `query Posts($offset: Int) {
+  allPosts(first: ${PER_PAGE}, offset: $offset, orderBy: [CREATED_AT_DESC, ID_DESC], condition: { deletedAt: null }) {
+    nodes { id title slug body published publishedAt createdAt userByUserId { id name }
+      commentsByPostId(orderBy: [CREATED_AT_ASC, ID_ASC]) { nodes { id body userByUserId { id name } } totalCount } }
+    totalCount } }`;
+
 type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
 const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
@@ -46,7 +63,25 @@ const graphqlPosts = (): Req => ({
   method: 'POST', path: '/graphql', headers: json(),
   body: JSON.stringify({ query: POSTS_QUERY, variables: { page: rand(lastPage) } }),
 });
+const postgraphilePosts = (): Req => ({
+  method: 'POST', path: '/graphql', headers: json(),
+  body: JSON.stringify({ query: POSTGRAPHILE_POSTS_QUERY, variables: { offset: (rand(lastPage) - 1) * PER_PAGE } }),
+});
 const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
+const simplePosts = (): Req => ({ method: 'GET', path: `/posts?paginate=simple&page=${rand(lastPage)}` });
+/** A `next` cursor at a random live position, encoded as the service encodes it. */
+const cursorPosts = (): Req => ({
+  method: 'GET',
+  path: `/posts?paginate=cursor&cursor=${Buffer.from(JSON.stringify({ id: rand(benchConfig.posts), to: 'next' })).toString('base64url')}`,
+});
+/** Seeded user 1 is an admin, user 2 a moderator (bench/seed.ts); both targets accept these tokens. */
+const bearer = (id: number) => ({ authorization: `Bearer ${jwt.sign({ id, tv: 0 }, BENCH_JWT_SECRET, { algorithm: 'HS256', expiresIn: '1d' })}` });
+const moderator = bearer(2);
+const admin = bearer(1);
+const trashed = Math.floor(benchConfig.posts / TRASH_EVERY);
+const trashList = (): Req => ({ method: 'GET', path: `/trash?page=${rand(Math.max(1, Math.ceil(trashed / LIST_PER_PAGE)))}`, headers: { ...moderator } });
+const adminUsers = (): Req => ({ method: 'GET', path: `/admin/users?page=${rand(Math.max(1, Math.ceil(benchConfig.users / LIST_PER_PAGE)))}`, headers: { ...admin } });
+const tenantList = (): Req => ({ method: 'GET', path: '/tenant/posts', headers: { 'x-tenant-id': String(rand(BENCH_TENANTS)) } });
 const login = (): Req => ({
   method: 'POST', path: '/auth/login', headers: json(),
   body: JSON.stringify({ email: userEmail(rand(benchConfig.users)), password: BENCH_PASSWORD }),
@@ -60,6 +95,11 @@ const addComment = (token: string): Req => ({
   method: 'POST', path: `/posts/${liveId()}/comments`, headers: { ...json(), authorization: `Bearer ${token}` },
   body: JSON.stringify({ body: 'A comment written under load.' }),
 });
+
+/** Request makers by key, for bench/ab.ts (A/B of builds). */
+export const requestMakers: Record<string, () => Req> = {
+  list: listPosts, graphql: graphqlPosts, show: showPost, simple: simplePosts, cursor: cursorPosts, trash: trashList, admin: adminUsers, tenant: tenantList,
+};
 
 /** 80% reads (45 list, 35 detail), 15% writes (10 comments, 5 posts) with bearer tokens, 5% logins. */
 export function mixed(tokens: string[]): () => Req {
@@ -85,7 +125,7 @@ function options(target: Target, next: () => Req, extra: Partial<Options> = {}):
   });
 }
 
-function summarise(r: Result, sqlPerRequest: number | null, rssMb: number): Measurement {
+function summarise(r: Result, sqlPerRequest: number | null, rssMb: number, cpu: { node: number; pg: number }): Measurement {
   const statusCodes: Record<string, number> = {};
   let responses = 0;
   for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
@@ -100,6 +140,8 @@ function summarise(r: Result, sqlPerRequest: number | null, rssMb: number): Meas
     responses,
     sqlPerRequest,
     rssMb,
+    nodeMs: (cpu.node * TICK_MS) / Math.max(1, responses),
+    pgMs: (cpu.pg * TICK_MS) / Math.max(1, responses),
     statusCodes,
   };
 }
@@ -139,12 +181,16 @@ async function measure(
   }
   phase('measure');
   const stopRss = sampleRss(target.pid);
+  const pgNow = () => (sql.postmaster === null ? NaN : postgresTicks(sql.postmaster));
+  const node0 = cpuTicks(target.pid);
+  const pg0 = pgNow();
   const [main] = await Promise.all([autocannon(build(benchConfig.duration)), alongside && autocannon(alongside(benchConfig.duration))]);
+  const cpu = { node: cpuTicks(target.pid) - node0, pg: pgNow() - pg0 };
   const rss = stopRss();
   phase('drain');
   await waitIdle([target.pid]); // requests abandoned at the end still run: let them finish first
   phase('count SQL');
-  return summarise(main, await sqlPerRequest(target, sql, next), rss);
+  return summarise(main, await sqlPerRequest(target, sql, next), rss, cpu);
 }
 
 /** Logs in a few seeded users on this target for the write scenarios (a failed login is retried). */
@@ -170,8 +216,18 @@ const paced = { connections: 4, overallRate: benchConfig.stormRate };
 
 export const scenarios: Scenario[] = [
   { key: 'list', label: 'REST GET /posts?page=N', run: (t, s) => measure(t, s, listPosts) },
-  { key: 'graphql', label: 'GraphQL posts(page: N)', run: (t, s) => measure(t, s, graphqlPosts) },
+  {
+    key: 'graphql',
+    label: 'GraphQL posts(page: N)',
+    peers: ['raw', 'postgraphile'],
+    run: (t, s) => measure(t, s, t.name === 'postgraphile' ? postgraphilePosts : graphqlPosts),
+  },
   { key: 'show', label: 'REST GET /posts/:id', run: (t, s) => measure(t, s, showPost) },
+  { key: 'simple', label: 'REST GET /posts?paginate=simple&page=N', run: (t, s) => measure(t, s, simplePosts) },
+  { key: 'cursor', label: 'REST GET /posts?paginate=cursor&cursor=C', run: (t, s) => measure(t, s, cursorPosts) },
+  { key: 'trash', label: 'REST GET /trash?page=N (moderator)', run: (t, s) => measure(t, s, trashList) },
+  { key: 'tenant', label: `REST GET /tenant/posts (${BENCH_TENANTS} tenants)`, run: (t, s) => measure(t, s, tenantList) },
+  { key: 'admin', label: 'REST GET /admin/users?page=N (admin)', run: (t, s) => measure(t, s, adminUsers) },
   { key: 'login', label: 'POST /auth/login (cost 12)', run: (t, s) => measure(t, s, login) },
   {
     key: 'mix',

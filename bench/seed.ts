@@ -6,7 +6,7 @@ import bcrypt from 'bcrypt';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
 import { initOrm, migrate } from '../src/db/orm';
-import { BENCH_PASSWORD, TRASH_EVERY, benchConfig } from './config';
+import { BENCH_PASSWORD, BENCH_TENANTS, TRASH_EVERY, benchConfig } from './config';
 
 export interface SeededDatabase {
   /** URL of the seeded database (service and reference both use it). */
@@ -20,6 +20,7 @@ export interface SeedCounts {
   users: number;
   posts: number;
   comments: number;
+  tenantPosts?: number;
 }
 
 function withDatabase(url: string, name: string): string {
@@ -86,8 +87,18 @@ export async function fill(c: Client, counts: SeedCounts): Promise<void> {
           lateral (select $4::timestamptz - (($2 - pid) * interval '20 minutes') + ((j % 997) * interval '1 second') as t) tt`,
     [counts.comments, counts.posts, counts.users, base],
   );
-  for (const t of ['users', 'posts', 'comments']) {
-    await c.query(`select setval(pg_get_serial_sequence('${t}', 'id'), (select max(id) from ${t}))`);
+  // User 1 administers, user 2 moderates: the admin user list and the trash are measured as them.
+  await c.query(`update users set role = case id when 1 then 'admin' else 'moderator' end where id in (1, 2)`);
+  // Tenant posts spread evenly over BENCH_TENANTS tenants (GET /tenant/posts answers a tenant's all).
+  await c.query(
+    `insert into tenant_posts (id, created_at, updated_at, tenant_id, title, body)
+     select i, $3::timestamptz - (i * interval '1 minute'), $3::timestamptz - (i * interval '1 minute'), 1 + i % $2,
+            'Tenant post ' || i, repeat(md5(i::text) || ' ', 8)
+     from generate_series(1, $1) i`,
+    [counts.tenantPosts ?? 0, BENCH_TENANTS, base],
+  );
+  for (const t of ['users', 'posts', 'comments', 'tenant_posts']) {
+    await c.query(`select setval(pg_get_serial_sequence('${t}', 'id'), coalesce((select max(id) from ${t}), 1))`);
   }
   await c.query('commit');
   // VACUUM too: sets the visibility map, as autovacuum would have on a live database (index-only counts).

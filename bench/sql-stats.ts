@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { procStat } from './processes';
 
 /**
  * Counts the SQL statements the database executed (pg_stat_statements, utility statements such
@@ -8,6 +9,9 @@ import { Client } from 'pg';
 export class SqlStats {
   /** Statements a second that nobody's requests cause (the service's job polling); see calibrate(). */
   backgroundPerSecond = 0;
+
+  /** PostgreSQL's postmaster process (its CPU is read from /proc), or null when not on this machine. */
+  postmaster: number | null = null;
 
   private constructor(private readonly client: Client | null) {}
 
@@ -23,7 +27,11 @@ export class SqlStats {
     const client = new Client({ connectionString: url });
     client.on('error', () => undefined); // the database is dropped at the end; a late notice must not crash the run
     await client.connect();
-    return new SqlStats(client);
+    const stats = new SqlStats(client);
+    const backend = Number((await client.query('select pg_backend_pid() as pid')).rows[0].pid);
+    const ppid = Number(procStat(backend)?.[1]);
+    stats.postmaster = Number.isInteger(ppid) && ppid > 1 ? ppid : null;
+    return stats;
   }
 
   async reset(): Promise<void> {

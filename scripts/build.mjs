@@ -13,7 +13,8 @@ delete swcrc.$schema;
 function* walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* walk(p);
+    // bench/postgraphile has a node_modules of its own (a separate package).
+    if (statSync(p).isDirectory()) { if (name !== 'node_modules') yield* walk(p); }
     else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) yield p;
   }
 }

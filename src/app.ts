@@ -13,8 +13,9 @@ import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, routeGuard, sendError } from './http/error-handler';
-import { RouteTable } from './http/routes';
-import { databaseReady } from './http/readiness';
+import { contextOf, RouteTable } from './http/routes';
+import { databaseReady, replicasReadiness } from './http/readiness';
+import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
 import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
 import { restRoutes } from './modules';
@@ -51,7 +52,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   const apollo = createApolloServer(schema, {
     log: deps.log,
     production,
-    plugins: [metrics.graphqlPlugin],
+    plugins: [metrics.graphqlPlugin, replicaReadsPlugin],
   });
   await apollo.start();
 
@@ -99,7 +100,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   });
   app.get('/readyz', async (_req, res) => {
     if (state.draining) return sendError(res, AppError.unavailable());
-    if (await databaseReady(deps.orm)) res.json({ status: 'ready' });
+    // With replicas configured, the body also says which serve reads now (a skipped one is no outage).
+    if (await databaseReady(deps.orm)) res.json({ status: 'ready', ...replicasReadiness(deps.orm) });
     else sendError(res, AppError.unavailable());
   });
 
@@ -116,7 +118,16 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
   app.use(contextMiddleware(deps.orm, services.tokens, resolveTenant));
 
-  for (const r of routes) app[r.method](r.path, inFlight.track(r.handler));
+  // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
+  // an authenticated caller always reads from the primary, so it sees its own writes at once.
+  const replicaReads = (req: express.Request, res: express.Response, next: express.NextFunction) => {
+    if (!req.headers.authorization) contextOf(res).readFrom = 'read';
+    next();
+  };
+  for (const r of routes) {
+    if (r.staleReadsOk) app[r.method](r.path, replicaReads, inFlight.track(r.handler));
+    else app[r.method](r.path, inFlight.track(r.handler));
+  }
   app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',

@@ -11,6 +11,8 @@ import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } f
 import { initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
+import cluster from 'node:cluster';
+import { clusterMetrics, runPrimary, watchParent } from './cluster';
 
 class StartError extends Error {}
 
@@ -38,10 +40,14 @@ async function main(): Promise<void> {
   }
   // First, while nothing else has used libuv's thread pool (its threads are told apart by appearing).
   const niced = await niceThreadPool(config.threadpoolNice);
-  const log: Logger = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env) });
+  const root = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env) });
+  // Under WEB_CONCURRENCY > 1 every line says which process wrote it.
+  const role = cluster.isWorker ? cluster.worker!.id : config.webConcurrency > 1 ? 'primary' : undefined;
+  const log: Logger = role === undefined ? root : root.child({ worker: role });
   if (config.threadpoolNice && !niced) log.warn('could not lower the thread pool priority (THREADPOOL_NICE); hashing competes with requests');
   setBcryptCost(config.bcryptCost);
   const jwtSecret = config.jwtSecret ?? developmentSecret(config);
+  if (role === 'primary') return runPrimary(config, log, jwtSecret);
 
   let embedded: EmbeddedPostgres | undefined;
   let databaseUrl = config.databaseUrl;
@@ -56,8 +62,11 @@ async function main(): Promise<void> {
   let built: Awaited<ReturnType<typeof createApp>>;
   let server: Server;
   try {
-    orm = await initOrm({ clientUrl: databaseUrl, poolMax: 20 });
-    await migrate(orm);
+    orm = await initOrm({
+      clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
+      onDriverWarning: (message) => log.warn({ source: 'knex' }, message),
+    });
+    if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
     built = await createApp({ config: { ...config, jwtSecret }, orm, log });
     // Express 5's app.listen also calls its callback on a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
@@ -71,41 +80,59 @@ async function main(): Promise<void> {
   }
   const db = orm;
   server.keepAliveTimeout = 5_000;
+  if (cluster.isWorker) built.metrics.exposition = clusterMetrics(built.metrics.registry);
   built.startJobs();
 
   // The bound port, not the setting: PORT=0 asks the system for a free one.
   const base = `http://localhost:${(server.address() as AddressInfo).port}`;
-  log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started }, `listening on ${base}`);
+  log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started, pid: process.pid }, `listening on ${base}`);
 
+  // The shutdown, one step after another; a new resource adds its step where it belongs.
+  const steps: { name: string; run: () => Promise<unknown> }[] = [
+    // Before http: open WebSockets would hold server.close() until the forced cut (CONTRACT 2, 14).
+    // /readyz turns 503 first, and the upgrade refuses new sockets from here on.
+    {
+      name: 'subscriptions',
+      run: () => {
+        built.state.draining = true;
+        return built.subscriptions.close();
+      },
+    },
+    { name: 'http', run: () => drainHttp(server, built, config.shutdownTimeoutMs) },
+    { name: 'app', run: () => built.close() },
+    { name: 'orm', run: () => db.close(true) },
+    { name: 'database', run: async () => embedded?.stop() },
+  ];
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (reason: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down: draining requests');
-    built.state.draining = true;
-    // First: open WebSockets would hold server.close() until the forced cut (CONTRACT 2, 14).
-    await built.subscriptions.close();
-    const deadline = Date.now() + config.shutdownTimeoutMs;
-    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-    forced.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    // Connections are gone; handlers whose clients hung up may still be running. Same deadline.
-    await Promise.race([built.inFlight.idle(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
-    clearTimeout(forced);
-    log.debug('http closed');
-    await built.close();
-    log.debug('app closed');
-    await db.close(true);
-    log.debug('orm closed');
-    await embedded?.stop();
+    log.info({ signal: reason }, 'shutting down: draining requests');
+    for (const step of steps) {
+      await step.run();
+      log.debug(`${step.name} closed`);
+    }
     log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (config.underNpm && !cluster.isWorker) watchParent(() => void shutdown('npm exited'));
+}
+
+/** /readyz turns 503, connections finish (cut at the deadline), then handlers whose clients hung up. */
+async function drainHttp(server: Server, built: Awaited<ReturnType<typeof createApp>>, timeoutMs: number): Promise<void> {
+  built.state.draining = true;
+  const deadline = Date.now() + timeoutMs;
+  const forced = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  forced.unref();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  // Connections are gone; handlers whose clients hung up may still be running. Same deadline.
+  await Promise.race([built.inFlight.idle(), new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]);
+  clearTimeout(forced);
 }
 
 main().catch((err) => {

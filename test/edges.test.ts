@@ -507,6 +507,15 @@ describe('GraphQL depth and cost limits', () => {
     expect(errorsOf(`{ ...F3 } fragment F0 on Query { ${f0} } fragment F1 on Query { ${spreads('F0')} } fragment F2 on Query { ${spreads('F1')} } fragment F3 on Query { ${spreads('F2')} }`)[0]?.message).toMatch(/too complex/);
   });
 
+  it('a document of fragments spread into fragments is too complex, however little it selects', () => {
+    // 40 fragments, each spreading the next twice: 2^40 selections if walked naively (the walk
+    // once did, and validation ran for hours); graphql-js itself merges them into one `__typename`.
+    const fragments = Array.from({ length: 40 }, (_, i) => `fragment F${i} on Query { __typename ...F${i + 1} ...F${i + 1} }`).join(' ');
+    expect(errorsOf(`{ ...F0 } ${fragments} fragment F40 on Query { __typename }`)).toEqual([
+      { message: `Query is too complex: estimated cost exceeds the limit of ${LIMITS.maxCost}`, code: 'BAD_USER_INPUT' },
+    ]);
+  });
+
   it('ignores introspection fields, so the IDE introspection query passes', () => {
     const deepIntrospection = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } } }';
     expect(errorsOf(deepIntrospection)).toEqual([]);
@@ -521,7 +530,11 @@ describe('GraphQL depth and cost limits', () => {
     const res = await api.gql(query, undefined, { token });
     expect(res.status).toBe(200);
     expect(res.data ?? null).toBeNull();
-    expect(res.errors).toEqual([expect.objectContaining({ message: `Query is too complex: estimated cost exceeds the limit of ${LIMITS.maxCost}`, extensions: { code: 'BAD_USER_INPUT' } })]);
+    // 10 aliases in a fragment spread 1000 times: over the alias limit as well (CONTRACT 12).
+    expect(res.errors).toEqual([
+      expect.objectContaining({ message: `Query is too complex: estimated cost exceeds the limit of ${LIMITS.maxCost}`, extensions: { code: 'BAD_USER_INPUT' } }),
+      expect.objectContaining({ message: `Too many aliases: a document may use at most ${LIMITS.maxAliases}`, extensions: { code: 'BAD_USER_INPUT' } }),
+    ]);
     // Running `me` with a token would load the user; background jobs may log statements of their own.
     expect(app.sql.filter((q) => /"users"/.test(q))).toEqual([]);
   });

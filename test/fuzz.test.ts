@@ -46,7 +46,7 @@ const CONTRACT_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_I
 /** Stack frames and SQL that must never reach a client. */
 const LEAK = /\n\s*at |\bat [\w.<>]+ \(|\bselect\s|\binsert\s|\bupdate\s+"|\bdelete\s+from|violates|constraint|duplicate key|syntax error at|relation "|column "|mikro|knex|node_modules|\.ts:\d/i;
 /** Tables that record attempts by design (failed logins) or that background jobs change. */
-const UNWATCHED = new Set(['rate_limits', 'rate_attempts', 'mikro_orm_migrations']);
+const UNWATCHED = new Set(['rate_limits', 'rate_attempts', 'mikro_orm_migrations', 'job_runs']);
 /** Only inserts are watched: the mail job updates (and may clean up) rows on its own. */
 const INSERT_ONLY = new Set(['mail_outbox']);
 

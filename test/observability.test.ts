@@ -88,6 +88,7 @@ describe('structured logs', () => {
     const line = await logLineFor('log-line-1');
     expect(line).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/healthz', path: '/healthz', status: 200, durationMs: expect.any(Number) });
     expect(line.time).toEqual(expect.stringMatching(/^\d{4}-\d\d-\d\dT/));
+    expect(line).not.toHaveProperty('operation');
   });
 
   it('never shows the bearer token', async () => {
@@ -107,6 +108,34 @@ describe('structured logs', () => {
     const line = await logLineFor('log-verify');
     expect(line.path).toBe('/auth/verify-email/[REDACTED]');
     expect(lines.join('')).not.toContain('SECRET');
+  });
+
+  it('GraphQL: route and path /graphql, the operation name, type and root fields; never variables', async () => {
+    const { user, password } = await buildUser(app);
+    const res = await api.gql('mutation SignIn($email: String!, $password: String!) { login(email: $email, password: $password) { token } }', { email: user.email, password }, { headers: { 'x-request-id': 'log-gql-post' } });
+    expect(res.data?.login.token).toEqual(expect.any(String));
+    const line = await logLineFor('log-gql-post');
+    expect(line).toMatchObject({ method: 'POST', route: '/graphql', path: '/graphql', status: 200, operation: 'SignIn', operationType: 'mutation', rootFields: ['login'] });
+    expect(lines.join('')).not.toContain(user.email);
+    expect(lines.join('')).not.toContain(res.data?.login.token);
+  });
+
+  it('GraphQL over GET, anonymous: operation null, root fields by schema name (not alias), no query string', async () => {
+    const q = encodeURIComponent('{ mine: me { id } __typename ...P } fragment P on Query { posts { total } }');
+    const res = await fetch(`${app.url}/graphql?query=${q}`, { headers: { 'x-request-id': 'log-gql-get' } });
+    expect(res.status).toBe(200);
+    const line = await logLineFor('log-gql-get');
+    expect(line).toMatchObject({ method: 'GET', route: '/graphql', path: '/graphql', status: 200, operation: null, operationType: 'query', rootFields: ['me', '__typename', 'posts'] });
+    expect(JSON.stringify(line)).not.toContain('mine');
+  });
+
+  it('GraphQL refused before execution still names its operation; unparsable text names none', async () => {
+    const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ');
+    const refused = await api.gql(`query TooWide { ${aliases} }`, undefined, { headers: { 'x-request-id': 'log-gql-refused' } });
+    expect(refused.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    expect(await logLineFor('log-gql-refused')).toMatchObject({ route: '/graphql', operation: 'TooWide', operationType: 'query', rootFields: ['__typename'] });
+    await api.gql('query Broken {', undefined, { headers: { 'x-request-id': 'log-gql-unparsable' } });
+    expect(await logLineFor('log-gql-unparsable')).toMatchObject({ route: '/graphql', operation: null, operationType: null, rootFields: null });
   });
 
   it('redacts passwords, tokens and authorization headers handed to the logger', () => {
@@ -200,6 +229,8 @@ describe('GET /metrics', () => {
     expect(ok.errors).toBeUndefined();
     const failed = await api.gql('query WhoAmIBroken { me { id } }', undefined, { token: 'not-a-jwt' });
     expect(failed.errors?.[0].extensions?.code).toBe('UNAUTHENTICATED');
+    const overGet = await fetch(`${app.url}/graphql?query=${encodeURIComponent('query WhoAmIOverGet { me { id } }')}`);
+    expect(overGet.status).toBe(200);
 
     const res = await fetch(`${app.url}/metrics`);
     expect(res.status).toBe(200);
@@ -215,9 +246,14 @@ describe('GET /metrics', () => {
     // Route patterns, never raw paths: no ids or tokens in label values.
     expect(text).not.toContain('thing-123');
     expect(text).not.toContain('TOKENINPATH');
+    // GraphQL is mounted under /graphql: its requests are counted there, not as unmatched 404s.
+    expect(value('http_requests_total{method="POST",route="/graphql",status_code="200"}')).toBeGreaterThanOrEqual(2);
+    expect(value('http_requests_total{method="GET",route="/graphql",status_code="200"}')).toBeGreaterThanOrEqual(1);
+    expect(text).not.toMatch(/route="unmatched",status_code="200"/);
 
     expect(value('graphql_operations_total{operation_name="WhoAmI",operation_type="query",outcome="success"}')).toBe(1);
     expect(value('graphql_operations_total{operation_name="WhoAmIBroken",operation_type="query",outcome="error"}')).toBe(1);
+    expect(value('graphql_operations_total{operation_name="WhoAmIOverGet",operation_type="query",outcome="success"}')).toBe(1);
     expect(text).toContain('graphql_operation_duration_seconds_count{operation_name="WhoAmI",operation_type="query",outcome="success"} 1');
 
     for (const state of ['used', 'free', 'pending_acquire', 'pending_create']) expect(value(`db_pool_connections{state="${state}"}`)).toEqual(expect.any(Number));

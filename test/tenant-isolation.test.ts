@@ -3,7 +3,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { asTenant, freshTenant, seedTenantPosts } from './support/tenants';
 import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
-import { runWithContext, type RequestContext } from '../src/core/context';
+import { requestFork, type RequestContext } from '../src/core/context';
 
 /**
  * CONTRACT 10: no request ever sees or writes a row of a tenant other than the one it resolved.
@@ -264,13 +264,29 @@ describe('the admin read does not seed the request identity map', () => {
     await seedTenantPosts(app, A, 1, `${A}:seed`);
     const [postB] = await seedTenantPosts(app, B, 1, `${B}:seed`);
     const { user } = await buildUser(app, { role: 'admin' });
-    const em = app.orm.em.fork();
-    const ctx: RequestContext = { em, requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => user, loaders: new Map() };
-    await runWithContext(ctx, async () => {
-      const all = await app.built.services.tenantPosts.listAll(ctx);
-      expect(all.map((p) => p.id)).toContain(postB.id);
-      expect(await ctx.em.findOne(TenantPost, postB.id)).toBeNull();
-      expect((await app.built.services.tenantPosts.list(ctx)).every((p) => p.tenantId === A)).toBe(true);
-    });
+    const ctx: RequestContext = { em: requestFork(app.orm, A), requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => user, loaders: new Map() };
+    const all = await app.built.services.tenantPosts.listAll(ctx);
+    expect(all.map((p) => p.id)).toContain(postB.id);
+    expect(await ctx.em.findOne(TenantPost, postB.id)).toBeNull();
+    expect((await app.built.services.tenantPosts.list(ctx)).every((p) => p.tenantId === A)).toBe(true);
+  });
+});
+
+describe('the tenant travels on the request\'s fork', () => {
+  it('a context whose EntityManager lacks the tenant\'s filter parameters is refused, not read unfiltered', async () => {
+    const A = freshTenant();
+    await seedTenantPosts(app, A, 1, `${A}:seed`);
+    const ctx: RequestContext = { em: app.orm.em.fork(), requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => null, loaders: new Map() };
+    await expect(app.built.services.tenantPosts.list(ctx)).rejects.toThrow('Tenant filter parameters do not match the request');
+  });
+
+  it('forks and transactions made from the request\'s fork keep its tenant', async () => {
+    const A = freshTenant();
+    const B = freshTenant();
+    const [own] = await seedTenantPosts(app, A, 1, `${A}:seed`);
+    const [other] = await seedTenantPosts(app, B, 1, `${B}:seed`);
+    const em = requestFork(app.orm, A);
+    const seen = await em.fork().transactional((tx) => tx.find(TenantPost, { id: { $in: [own.id, other.id] } }));
+    expect(seen.map((p) => p.tenantId)).toEqual([A]);
   });
 });

@@ -184,6 +184,9 @@ describe('trash retention job', () => {
     const expired = await buildPost(app, user, { deletedAt: new Date('2000-01-01T00:00:00Z') });
     const recent = await buildPost(app, user, { deletedAt: new Date() });
     // A second instance on the same database, as after a restart; only its first run is shortened.
+    // Scheduled runs are shared per period (core/jobs.ts): as if no instance had run it this hour
+    // (this file's own app would have, had it lived past its first run a minute after start).
+    await sql(app, 'delete from job_runs');
     const restarted = await startTestApp({ TRASH_RETENTION_DAYS: '7', DATABASE_URL: app.databaseUrl }, { config: { trashRetentionFirstRunMs: 300 } });
     try {
       const deadline = Date.now() + 15_000;

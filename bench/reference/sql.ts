@@ -1,7 +1,6 @@
 /**
- * The reference's SQL: each endpoint is ONE statement that returns the finished JSON as text,
- * so Node only splices strings. Two shapes of a post: REST (snake_case, every field) and the
- * fields the benchmark's GraphQL query selects (camelCase).
+ * The raw reference's writes and login (bench/reference/raw.ts): each is ONE statement that
+ * returns the finished JSON as text, so Node only splices strings. Its reads are in raw-sql.ts.
  */
 type Shape = 'rest' | 'graphql';
 
@@ -16,39 +15,6 @@ function commentJson(shape: Shape): string {
          'created_at', ${iso('c.created_at')}, 'updated_at', ${iso('c.updated_at')}, 'user', ${author('cu')})`
     : `json_build_object('id', c.id, 'body', c.body, 'user', ${author('cu')})`;
 }
-
-/** Post `p` joined with its author `u` and the lateral `cm` (comments, comments_count). */
-function postJson(shape: Shape): string {
-  return shape === 'rest'
-    ? `json_build_object('id', p.id, 'user_id', p.user_id, 'title', p.title, 'slug', p.slug, 'body', p.body,
-         'published', p.published, 'published_at', ${iso('p.published_at')}, 'created_at', ${iso('p.created_at')},
-         'updated_at', ${iso('p.updated_at')}, 'deleted_at', ${iso('p.deleted_at')}, 'user', ${author('u')},
-         'comments', cm.comments, 'comments_count', cm.n)`
-    : `json_build_object('id', p.id, 'title', p.title, 'slug', p.slug, 'body', p.body, 'published', p.published,
-         'publishedAt', ${iso('p.published_at')}, 'createdAt', ${iso('p.created_at')}, 'user', ${author('u')},
-         'comments', cm.comments, 'commentsCount', cm.n)`;
-}
-
-function embeds(shape: Shape): string {
-  return `left join users u on u.id = p.user_id and u.deleted_at is null
-    cross join lateral (
-      select coalesce(json_agg(${commentJson(shape)} order by c.created_at, c.id), '[]'::json) as comments, count(*)::int as n
-      from comments c left join users cu on cu.id = c.user_id and cu.deleted_at is null
-      where c.post_id = p.id) cm`;
-}
-
-/** $1 = offset, $2 = per page. Returns total and the page's posts as JSON text. */
-export function postPageSql(shape: Shape): string {
-  return `with page as (
-      select * from posts where deleted_at is null order by created_at desc, id desc limit $2 offset $1)
-    select (select count(*) from posts where deleted_at is null)::int as total,
-      (select coalesce(json_agg(${postJson(shape)} order by p.created_at desc, p.id desc), '[]'::json)
-       from page p ${embeds(shape)})::text as data`;
-}
-
-/** $1 = id. */
-export const postByIdSql = `select ${postJson('rest')}::text as post from posts p ${embeds('rest')}
-  where p.id = $1 and p.deleted_at is null`;
 
 /** $1 = email (already trimmed and lower-cased). */
 export const loginSql = `select id, name, email, role, password, token_version,

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 
 /**
  * Every setting the service reads, parsed and checked once at start. Nothing else in src/
- * reads process.env, so this file is the complete list (the README mirrors it).
+ * reads process.env, so this file is the complete list (docs/settings.md mirrors it; test/docs.test.ts checks).
  */
 const intSetting = (fallback: number, min = 0) =>
   z
@@ -20,6 +21,13 @@ const envSchema = z.object({
   PORT: intSetting(3000).pipe(z.number().max(65535, 'must be at most 65535')),
   HOST: z.string().optional().default('0.0.0.0'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .default('')
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .pipe(z.array(z.string().url('each must be a postgres:// URL'))),
+  REPLICA_MAX_LAG_MS: intSetting(1000),
   DATA_DIR: z.string().optional().default('.data'),
   JWT_SECRET: z.string().optional(),
   SMTP_URL: z.string().url('must be an smtp:// or smtps:// URL').optional(),
@@ -34,6 +42,12 @@ const envSchema = z.object({
   TRUST_PROXY: intSetting(0),
   SUBSCRIPTION_CONNECTIONS_PER_IP: intSetting(100),
   THREADPOOL_NICE: intSetting(10).pipe(z.number().max(19, 'must be at most 19')),
+  WEB_CONCURRENCY: z
+    .string()
+    .trim()
+    .regex(/^(auto|[1-9]\d*)$/, 'must be a whole number of workers (at least 1) or auto')
+    .optional()
+    .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
 
@@ -42,6 +56,10 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** Read replicas (streaming standbys of DATABASE_URL), named replica-1, replica-2, ... in this order. */
+  replicaUrls: string[];
+  /** A replica further behind than this is skipped until it catches up (db/replicas.ts). */
+  replicaMaxLagMs: number;
   dataDir: string;
   /** Undefined only before main() has generated the development secret. */
   jwtSecret: string | undefined;
@@ -61,6 +79,10 @@ export interface Config {
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
+  /** HTTP worker processes sharing the port (node:cluster); 1 runs the server in the one process. */
+  webConcurrency: number;
+  /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
+  underNpm: boolean;
   /** Mail outbox polling and the first retry delay; tests shorten them. */
   mailPollMs: number;
   mailRetryBaseMs: number;
@@ -97,11 +119,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   } else if (e.JWT_SECRET !== undefined && e.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET: must be at least 32 characters');
   }
+  if (e.DATABASE_REPLICA_URLS.length && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_REPLICA_URLS: needs DATABASE_URL (replicas are standbys of a primary you run, not of the embedded database)');
+  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    replicaUrls: e.DATABASE_REPLICA_URLS,
+    replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     dataDir: resolve(e.DATA_DIR),
     jwtSecret: e.JWT_SECRET,
     smtpUrl: e.SMTP_URL,
@@ -117,6 +144,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     subscriptionConnectionsPerIp: e.SUBSCRIPTION_CONNECTIONS_PER_IP,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
+    webConcurrency: e.WEB_CONCURRENCY,
+    // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
+    underNpm: Boolean(env.npm_lifecycle_event),
     mailPollMs: 2000,
     mailRetryBaseMs: 5000,
     trashRetentionFirstRunMs: 60_000,

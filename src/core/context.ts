@@ -1,12 +1,12 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { User } from '../modules/user/user.entity';
 import { AppError } from './errors';
 
 /**
  * What every service call receives: the request's own EntityManager, the caller and the tenant.
  * Built once per request (http/context.middleware.ts) and shared by REST routes and GraphQL
- * resolvers, so both surfaces run the same rules with the same state.
+ * resolvers, so both surfaces run the same rules with the same state. A plain value, handed to
+ * every service call: nothing on the request path reads ambient (async-hook) state.
  */
 export interface RequestContext {
   em: EntityManager;
@@ -18,22 +18,37 @@ export interface RequestContext {
   actor(): Promise<User | null>;
   /** Per-request DataLoaders, created on first use (see core/loaders.ts). */
   loaders: Map<string, unknown>;
+  /**
+   * 'read' when this request's reads may be slightly stale and so may go to a read replica
+   * (db/replicas.ts): set for anonymous post lists and details only. Unset: the primary.
+   */
+  readFrom?: 'read' | 'write';
+  /**
+   * Fields a later layer adds to this request's log line (the GraphQL operation, http/logging.ts).
+   * An object of its own, so the shallow copy of the context that Apollo hands its plugins shares it.
+   */
+  logFields?: Record<string, unknown>;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
-
-/** Runs `fn` (and every async continuation it starts) with `ctx` as the current request. */
-export function runWithContext<T>(ctx: RequestContext, fn: () => T): T {
-  return storage.run(ctx, fn);
+/** What the `tenant` ORM filter reads (TenantPost): set on the request's fork, copied to its forks. */
+export interface TenantFilterParams {
+  tenantId: number;
 }
 
-export function currentContext(): RequestContext | undefined {
-  return storage.getStore();
+/**
+ * The request's EntityManager: a fork carrying the tenant as the `tenant` filter's parameters
+ * (CONTRACT 10), so every read of tenant posts through it, or through any fork or transaction
+ * made from it (MikroORM copies filter parameters to forks), is limited to that tenant.
+ */
+export function requestFork(orm: MikroORM, tenantId: number | null): EntityManager {
+  const em = orm.em.fork();
+  if (tenantId !== null) em.setFilterParams('tenant', { tenantId } satisfies TenantFilterParams);
+  return em;
 }
 
-/** The tenant of the current request, read by the `tenant` ORM filter on every tenant-post query. */
-export function currentTenantId(): number | null {
-  return storage.getStore()?.tenantId ?? null;
+/** The tenant the `tenant` filter of this EntityManager applies; null when none is set. */
+export function filterTenantOf(em: EntityManager): number | null {
+  return (em.getFilterParams<TenantFilterParams>('tenant') as TenantFilterParams | undefined)?.tenantId ?? null;
 }
 
 export async function requireActor(ctx: RequestContext): Promise<User> {

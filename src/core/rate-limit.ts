@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { intervalJob, type BackgroundJob } from './jobs';
+import { intervalJob, sharedPeriod, type BackgroundJob } from './jobs';
 import type { Logger } from './logger';
 
 /**
@@ -76,6 +76,7 @@ export class RateLimiter {
         await em.execute('delete from rate_attempts where expires_at < now()');
       },
       (err) => log.warn({ err }, 'rate-limit cleanup failed'),
+      { shared: sharedPeriod(orm) },
     );
   }
 }

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { readStale } from '../db/replicas';
 
 /**
  * Hot reads built by the ORM once per shape, then replayed with each request's values.
@@ -27,14 +29,27 @@ const STAND_IN_BASE = 1_999_999_000;
 const standIn = (i: number) => STAND_IN_BASE + i;
 const MAX_SHAPES = 500;
 
+/** The parts of MikroORM's SQL connection used here (executeQuery logs, as every ORM statement is). */
+interface OrmConnection {
+  getKnex(): { raw(sql: string, bindings: readonly unknown[]): KnexRaw };
+  executeQuery<T>(query: string, cb: () => Promise<T>, context?: object): Promise<T>;
+  getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string };
+}
+interface KnexRaw extends PromiseLike<{ rows: unknown[] }> {
+  options(o: { name: string }): KnexRaw;
+  transacting(trx: unknown): KnexRaw;
+}
+
 export class StatementShapes {
-  private readonly shapes = new Map<string, { sql: string; slots: Slot[] }>();
+  private readonly shapes = new Map<string, { sql: string; name: string; slots: Slot[] }>();
 
   /**
    * Rows of the statement of shape `key` for `values`. `build(n)` builds it with the ORM, taking
    * the i-th number as `n(i)`; it runs once per key (and every time past MAX_SHAPES keys).
+   * `stale`: the request may read slightly stale data (RequestContext.readFrom), so a read
+   * replica may answer (db/replicas.ts).
    */
-  async rows<R>(em: EntityManager, key: string, values: readonly number[], build: (n: (i: number) => number) => Promise<CompiledStatement>): Promise<R[]> {
+  async rows<R>(em: EntityManager, key: string, values: readonly number[], build: (n: (i: number) => number) => Promise<CompiledStatement>, stale = false): Promise<R[]> {
     let shape = this.shapes.get(key);
     if (!shape) {
       const { sql, bindings } = await build(standIn);
@@ -42,11 +57,23 @@ export class StatementShapes {
         const i = typeof b === 'number' ? b - STAND_IN_BASE : -1;
         return i >= 0 && i < values.length ? { value: i } : { constant: b };
       });
-      shape = { sql, slots };
+      // A named prepared statement: PostgreSQL parses and plans it once per connection, and each
+      // request sends only its values (MikroORM's execute writes the values into the SQL text,
+      // so every request would be parsed and planned anew). The name is the text's digest.
+      shape = { sql, slots, name: `s_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}` };
       if (this.shapes.size < MAX_SHAPES) this.shapes.set(key, shape);
     }
     const params = shape.slots.map((s) => ('value' in s ? values[s.value] : s.constant));
-    return em.getConnection('read').execute(shape.sql, params as unknown[], 'all', em.getTransactionContext(), { id: em.id } as never) as Promise<R[]>;
+    const { sql, name } = shape;
+    const run = (connection: OrmConnection) => {
+      const query = connection.getKnex().raw(sql, params).options({ name });
+      const trx = em.getTransactionContext();
+      if (trx) query.transacting(trx);
+      const logger = em.config.getLogger();
+      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : sql;
+      return connection.executeQuery(logged, async () => (await query).rows as R[], { query: sql, params, id: em.id });
+    };
+    return stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection);
   }
 }
 

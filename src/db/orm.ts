@@ -1,8 +1,12 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConfig, type OrmOptions } from '../../mikro-orm.config';
+import { installReadRouting } from './replicas';
 
-export async function initOrm(options: OrmOptions): Promise<MikroORM> {
-  return MikroORM.init(ormConfig(options));
+/** `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS). */
+export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number }): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(options));
+  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000);
+  return orm;
 }
 
 /** One process migrates at a time (several instances, parallel test workers); the rest wait, then find nothing to do. */

@@ -43,8 +43,6 @@ export interface LiveHubOptions {
   listen(): Promise<void>;
   /** A context like a request's, with no caller: the row is read with the filters alone. */
   makeContext(tenantId: number | null): RequestContext;
-  /** Runs `fn` with `ctx` as the current context (what the tenant filter reads). */
-  runIn<R>(ctx: RequestContext, fn: () => R): R;
   log: Logger;
   onActive(field: string, delta: 1 | -1): void;
 }
@@ -182,7 +180,7 @@ export class LiveHub {
     const first = subs?.values().next().value;
     if (!subs || !first) return;
     const ctx = this.opts.makeContext(first.spec.tenantId);
-    const value = await this.opts.runIn(ctx, () => first.spec.load(ctx, e));
+    const value = await first.spec.load(ctx, e);
     if (value === null) return;
     for (const s of [...subs]) s.push({ value, ctx, at: e.at, field: s.spec.field });
   }

@@ -9,7 +9,7 @@ registerEnumType(DirectionEnum, { name: 'Direction' });
 
 /** `<Name>Page`: the page format of SPEC 2.7 for items of type `item`. */
 export function PageOf<T extends object>(item: ClassType<T>, name: string) {
-  @ObjectType(name)
+  @ObjectType(name, { simpleResolvers: true })
   class Page {
     @Field(() => [item]) data!: T[];
     @Field(() => Int) total!: number;
@@ -25,7 +25,7 @@ export function PageOf<T extends object>(item: ClassType<T>, name: string) {
 
 /** `<Name>SimplePage`: data and hasMore. */
 export function SimplePageOf<T extends object>(item: ClassType<T>, name: string) {
-  @ObjectType(name)
+  @ObjectType(name, { simpleResolvers: true })
   class SimplePage {
     @Field(() => [item]) data!: T[];
     @Field(() => Boolean) hasMore!: boolean;
@@ -35,7 +35,7 @@ export function SimplePageOf<T extends object>(item: ClassType<T>, name: string)
 
 /** `<Name>CursorPage`: keyset slices with opaque cursors. */
 export function CursorPageOf<T extends object>(item: ClassType<T>, name: string) {
-  @ObjectType(name)
+  @ObjectType(name, { simpleResolvers: true })
   class CursorPage {
     @Field(() => [item]) data!: T[];
     @Field(() => String, { nullable: true }) nextCursor!: string | null;
@@ -48,7 +48,7 @@ export function CursorPageOf<T extends object>(item: ClassType<T>, name: string)
   return CursorPage;
 }
 
-@ObjectType('Message')
+@ObjectType('Message', { simpleResolvers: true })
 export class MessageType {
   @Field(() => String) message!: string;
 }

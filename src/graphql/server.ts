@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger';
 import { argumentErrorsPlugin } from './argument-errors';
 import { formatError } from './errors';
 import { limitRules } from './limits';
+import { operationLogPlugin } from './operation-log';
 
 export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; production: boolean; plugins?: ApolloServerPlugin<RequestContext>[] }) {
   return new ApolloServer<RequestContext>({
@@ -34,6 +35,8 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
       // Nothing is ever reported to Apollo's cloud, whatever APOLLO_KEY the environment holds.
       ApolloServerPluginUsageReportingDisabled(),
       ...(opts.plugins ?? []),
+      // The operation's name and root fields in the request's log line (src/http/logging.ts).
+      operationLogPlugin(),
       argumentErrorsPlugin<RequestContext>(opts.log),
       {
         // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.

@@ -18,7 +18,7 @@ import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import jwt from 'jsonwebtoken';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { runWithContext, type RequestContext } from '../core/context';
+import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
 import type { TenantResolver } from '../core/tenant';
@@ -79,8 +79,12 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
   const listener = new EventListener(orm.config.getClientUrl(), (e) => hub.dispatch(e), log);
   const hub: LiveHub = new LiveHub({
     listen: () => listener.start(),
-    makeContext: (tenantId) => buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: 'internal', tenantId, authorization: undefined }),
-    runIn: runWithContext,
+    // Always the primary (no readFrom 'read'): the NOTIFY arrives once the write committed on the
+    // primary, and a replica may not have replayed that commit yet.
+    makeContext: (tenantId) => ({
+      ...buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: 'internal', tenantId, authorization: undefined }),
+      readFrom: 'write',
+    }),
     log,
     onActive: opts.metrics.active,
   });
@@ -158,7 +162,6 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
       },
       subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
-      execute: (args) => runWithContext(args.contextValue as RequestContext, () => execute(args)),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
       onError: (_ctx, _id, _payload, errors) => formatAll(errors),
     },
@@ -222,7 +225,7 @@ const executed = new WeakMap<RequestContext, Map<string, Promise<ExecutionResult
  * so it is executed once per event, not once per subscriber.
  */
 async function subscribeWithDeliveries(args: ExecutionArgs, metrics: SubscriptionMetrics): Promise<AsyncGenerator<ExecutionResult> | ExecutionResult> {
-  const stream = await runWithContext(args.contextValue as RequestContext, () => createSourceEventStream(args));
+  const stream = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in stream)) return stream;
   // The operation's own context (an EntityManager fork) served the subscribe-time checks; every
   // delivery brings its own. graphql-ws keeps these args for the subscription's life: released
@@ -239,7 +242,7 @@ async function subscribeWithDeliveries(args: ExecutionArgs, metrics: Subscriptio
       if (!memo) executed.set(d.ctx, (memo = new Map()));
       let pending = key === undefined ? undefined : memo.get(key);
       if (!pending) {
-        pending = Promise.resolve(runWithContext(d.ctx, () => execute({ ...args, rootValue: d.value, contextValue: d.ctx })));
+        pending = Promise.resolve(execute({ ...args, rootValue: d.value, contextValue: d.ctx }));
         if (key !== undefined) memo.set(key, pending);
       }
       const result = await pending;

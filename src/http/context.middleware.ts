@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { runWithContext, type RequestContext } from '../core/context';
+import { requestFork, type RequestContext } from '../core/context';
 import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import type { User } from '../modules/user/user.entity';
@@ -17,7 +17,7 @@ export interface ContextInput {
 
 /** The one way a RequestContext is made, for every transport (HTTP, GraphQL over WebSocket). */
 export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: ContextInput): RequestContext {
-  const em = orm.em.fork();
+  const em = requestFork(orm, input.tenantId);
   let actor: Promise<User | null> | undefined;
   return {
     em,
@@ -26,13 +26,14 @@ export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: 
     tenantId: input.tenantId,
     actor: () => (actor ??= tokens.authenticate(em, input.authorization)),
     loaders: new Map(),
+    logFields: {},
   };
 }
 
 /**
- * Builds the RequestContext once per request and runs the rest of the chain inside it
- * (AsyncLocalStorage), so REST handlers, GraphQL resolvers and ORM filters all see it.
- * Mounted after the body parser: its stream callbacks would otherwise leave the async context.
+ * Builds the RequestContext once per request and hands it on in `res.locals.ctx`: REST handlers
+ * take it from there, GraphQL from Apollo's context, and the ORM's `tenant` filter from the
+ * request's fork, which carries the tenant as filter parameters (no async-hook state).
  */
 export function contextMiddleware(orm: MikroORM, tokens: TokenService, resolveTenant: TenantResolver) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -43,6 +44,6 @@ export function contextMiddleware(orm: MikroORM, tokens: TokenService, resolveTe
       authorization: req.headers.authorization,
     });
     res.locals.ctx = ctx;
-    runWithContext(ctx, next);
+    next();
   };
 }

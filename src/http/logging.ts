@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { RouteTable } from './routes';
 
@@ -28,6 +29,11 @@ export function redactPath(path: string): string {
   return path;
 }
 
+/** Fields a later layer adds to the request's log line (the GraphQL operation), on its context. */
+export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Record<string, unknown>): void {
+  if (ctx.logFields) Object.assign(ctx.logFields, fields);
+}
+
 /**
  * One line per request, built only from fields that cannot hold a secret: no headers, no body,
  * no query string (GraphQL GET variables could carry a password), and a path with tokens cut out.
@@ -35,14 +41,19 @@ export function redactPath(path: string): string {
 export function requestLogger(log: Logger, table: RouteTable) {
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
+    // Read now: the /graphql mount rewrites req.url to "/" and never puts it back once Apollo has
+    // answered (so at 'close' req.path says "/"), and the GraphQL guard turns HEAD into GET.
+    const { method, path } = req;
     res.once('close', () => {
+      const ctx = res.locals.ctx as RequestContext | undefined;
       const line = {
         requestId: res.locals.requestId as string | undefined,
-        method: req.method,
-        route: table.match(req.path),
-        path: redactPath(req.path),
+        method,
+        route: table.match(path),
+        path: redactPath(path),
         status: res.statusCode,
         durationMs: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100,
+        ...ctx?.logFields,
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       if (res.statusCode >= 500) log.warn(line, 'request');

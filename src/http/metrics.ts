@@ -3,6 +3,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RouteTable } from './routes';
+import { readRoutingOf } from '../db/replicas';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Operation names come from clients: only well-formed ones become labels, and only so many. */
@@ -22,6 +23,8 @@ export interface Metrics {
   http(table: RouteTable): (req: Request, res: Response, next: NextFunction) => void;
   graphqlPlugin: ApolloServerPlugin<object>;
   handler(req: Request, res: Response): Promise<void>;
+  /** What /metrics answers: this registry's text; under a cluster, every worker's summed by the primary (src/cluster.ts). */
+  exposition: () => Promise<string>;
   /** GraphQL over WebSocket (graphql/ws.ts). */
   subscriptions: SubscriptionMetrics;
 }
@@ -65,6 +68,33 @@ export function createMetrics(orm: MikroORM): Metrics {
   const wsDelivered = new Counter({ name: 'graphql_subscription_events_delivered_total', help: 'Subscription events sent, one per subscriber, by field', labelNames: ['field'] as const, registers: [registry] });
   const wsLag = new Histogram({ name: 'graphql_subscription_delivery_lag_seconds', help: 'From the event\'s NOTIFY (in the writing transaction) to its send to a subscriber', labelNames: ['field'] as const, buckets: BUCKETS, registers: [registry] });
 
+  // Statements per pool (primary, replica-N) and the replicas' state (db/replicas.ts).
+  const routing = readRoutingOf(orm);
+  const queries = new Counter({ name: 'db_queries_total', help: 'SQL statements sent, by pool (primary, replica-1, ...)', labelNames: ['pool'] as const, registers: [registry] });
+  queries.inc({ pool: 'primary' }, 0);
+  routing?.onQuery((pool) => queries.inc({ pool }));
+  if (routing?.replicas.length) {
+    new Gauge({
+      name: 'db_replica_in_use',
+      help: 'Whether a replica serves reads now (1) or is skipped (0: down, lagging or not a standby)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        for (const r of routing.status()) this.set({ pool: r.name }, r.inUse ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'How far each replica is behind the primary, as last measured (absent while it is down)',
+      labelNames: ['pool'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const r of routing.status()) if (r.lagMs !== null && Number.isFinite(r.lagMs)) this.set({ pool: r.name }, r.lagMs / 1000);
+      },
+    });
+  }
+
   const seenNames = new Set<string>();
   const operationLabel = (name: string | null | undefined): string => {
     if (!name || !OPERATION_NAME.test(name)) return 'anonymous';
@@ -74,13 +104,16 @@ export function createMetrics(orm: MikroORM): Metrics {
     return name;
   };
 
-  return {
+  const metrics: Metrics = {
     registry,
+    exposition: () => registry.metrics(),
     http: (table) => (req, res, next) => {
       const end = httpDuration.startTimer();
+      // Read now, not at 'close': the /graphql mount leaves req.path as "/" (see logging.ts).
+      const { method, path } = req;
       res.once('close', () => {
         // The route pattern, never the raw path: ids and tokens would make one series per request.
-        const labels = { method: req.method, route: table.match(req.path) ?? 'unmatched', status_code: String(res.statusCode) };
+        const labels = { method, route: table.match(path) ?? 'unmatched', status_code: String(res.statusCode) };
         end(labels);
         httpRequests.inc(labels);
       });
@@ -109,8 +142,10 @@ export function createMetrics(orm: MikroORM): Metrics {
       },
     },
     async handler(_req, res) {
+      const text = await metrics.exposition();
       res.setHeader('Content-Type', registry.contentType);
-      res.send(await registry.metrics());
+      res.send(text);
     },
   };
+  return metrics;
 }

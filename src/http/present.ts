@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { ListResult } from '../core/pagination';
 
 // Cached: the same few dozen keys are converted for every record of every response.
@@ -29,4 +30,21 @@ export function snake(value: unknown): unknown {
 /** Pagination keys stay camelCase (SPEC 2.7); only the records are snake_cased. */
 export function snakeList<T>(result: ListResult<T>): unknown {
   return { ...result, data: result.data.map(snake) };
+}
+
+/**
+ * A list whose records are already REST JSON text (built by PostgreSQL, post.queries.ts): the
+ * records are spliced in as they are and only the pagination keys are serialised here.
+ */
+export function sendJsonList(res: Response, result: ListResult<{ json: string }>): void {
+  const { data, ...keys } = result;
+  const rest = JSON.stringify(keys);
+  let body = '{"data":[';
+  for (let i = 0; i < data.length; i++) body += (i ? ',' : '') + data[i].json;
+  res.type('application/json').send(body + (rest === '{}' ? ']}' : `],${rest.slice(1)}`));
+}
+
+/** One record that is already REST JSON text. */
+export function sendJson(res: Response, record: { json: string }, status = 200): void {
+  res.status(status).type('application/json').send(record.json);
 }

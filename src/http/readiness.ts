@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { readRoutingOf } from '../db/replicas';
 
 /**
  * Whether the database answers `select 1` within `timeoutMs`. A stopped database fails at
@@ -19,4 +20,21 @@ export async function databaseReady(orm: MikroORM, timeoutMs = 2000): Promise<bo
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * For /readyz when DATABASE_REPLICA_URLS is set: the replicas serving reads now, and those
+ * skipped with why (down, lagging, not a standby). Names follow the setting's order
+ * (replica-1, ...); URLs are never shown. Nothing when no replica is configured.
+ */
+export function replicasReadiness(orm: MikroORM): { replicas?: { in_use: string[]; skipped: { name: string; reason: string }[] } } {
+  const routing = readRoutingOf(orm);
+  if (!routing?.replicas.length) return {};
+  const states = routing.status();
+  return {
+    replicas: {
+      in_use: states.filter((r) => r.inUse).map((r) => r.name),
+      skipped: states.filter((r) => !r.inUse).map((r) => ({ name: r.name, reason: r.reason ?? 'down' })),
+    },
+  };
 }

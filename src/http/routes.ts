@@ -12,6 +12,11 @@ export interface RouteDef {
   /** Express path, `:name` for parameters. */
   path: string;
   handler: (req: Request, res: Response) => unknown;
+  /**
+   * Its reads may be slightly stale: for anonymous callers they may go to a read replica
+   * (db/replicas.ts). Only for routes that read and never write.
+   */
+  staleReadsOk?: true;
 }
 
 export function contextOf(res: Response): RequestContext {

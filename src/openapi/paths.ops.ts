@@ -18,7 +18,37 @@ export const opsPaths: Paths = {
       id: 'readyz',
       tag: 'operations',
       summary: 'Readiness: the database answers and the process is not draining',
-      success: { status: 200, description: 'Ready', schema: status('ready'), example: { status: 'ready' } },
+      description: 'With DATABASE_REPLICA_URLS set, `replicas` says which replicas serve reads now and why the others are skipped; a skipped replica does not make the service unready (reads fall back to the primary).',
+      success: {
+        status: 200,
+        description: 'Ready',
+        schema: {
+          type: 'object',
+          required: ['status'],
+          properties: {
+            status: { const: 'ready' },
+            replicas: {
+              type: 'object',
+              required: ['in_use', 'skipped'],
+              properties: {
+                in_use: { type: 'array', items: { type: 'string' }, description: 'replica-1, replica-2, ... in the order of DATABASE_REPLICA_URLS' },
+                skipped: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['name', 'reason'],
+                    properties: { name: { type: 'string' }, reason: { enum: ['down', 'lagging', 'not a standby', 'not checked yet'] } },
+                    additionalProperties: false,
+                  },
+                },
+              },
+              additionalProperties: false,
+            },
+          },
+          additionalProperties: false,
+        },
+        example: { status: 'ready', replicas: { in_use: ['replica-1'], skipped: [{ name: 'replica-2', reason: 'lagging' }] } },
+      },
       errors: { 503: ['Service unavailable'] },
     }),
   },
@@ -27,7 +57,7 @@ export const opsPaths: Paths = {
       id: 'metrics',
       tag: 'operations',
       summary: 'Prometheus metrics',
-      description: 'HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; process. Keep it off the public internet (scrape it from inside).',
+      description: 'HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; SQL statements per pool (primary, replica-N) and each replica\'s state and lag; process. Keep it off the public internet (scrape it from inside).',
       success: { status: 200, description: 'Prometheus text exposition format', schema: { type: 'string' }, contentType: 'text/plain' },
     }),
   },

@@ -1,12 +1,13 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp, type BuiltApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
 import { silentLogger, type Logger } from '../../src/core/logger';
-import { currentContext } from '../../src/core/context';
 import { initOrm, migrate } from '../../src/db/orm';
 import { setBcryptCost } from '../../src/modules/user/password';
 
@@ -62,12 +63,17 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   };
   setBcryptCost(config.bcryptCost);
   const sql: string[] = [];
+  // Test-only bookkeeping of which statements a request caused: the service itself carries its
+  // request state as a plain value (no async context), so the harness marks each request here.
+  const inRequest = new AsyncLocalStorage<true>();
   const orm = await initOrm({
     clientUrl: databaseUrl,
+    replicaUrls: config.replicaUrls,
+    replicaMaxLagMs: config.replicaMaxLagMs,
     onQuery: (line) => {
       // Only statements run for a request: background jobs (mail outbox polling, retention) run
-      // outside any request context and would make per-request counts flaky.
-      if (/^\[query\]/.test(line) && currentContext()) sql.push(line);
+      // outside any request and would make per-request counts flaky.
+      if (/^\[query\]/.test(line) && inRequest.getStore()) sql.push(line);
     },
   });
   await migrate(orm);
@@ -75,7 +81,18 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger });
   built.startJobs();
   const server: Server = await new Promise((resolve) => {
-    const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = createServer((req, res) => inRequest.run(true, () => built.app(req, res)));
+    // A WebSocket's messages come from its socket, outside any request: each event it emits is
+    // marked too, so a subscribe and what it starts (the LISTEN connection, opened by a first
+    // subscribe, and so every delivery it triggers) count like a request's statements.
+    s.prependListener('upgrade', (_req, socket: Duplex) => {
+      const emit = socket.emit;
+      socket.emit = function (this: Duplex, ...args: Parameters<Duplex['emit']>) {
+        return inRequest.run(true, () => emit.apply(this, args));
+      } as Duplex['emit'];
+    });
+    built.subscriptions.attach(s);
+    s.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
   return {

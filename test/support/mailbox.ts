@@ -13,13 +13,21 @@ export interface Mailbox {
   close(): Promise<void>;
 }
 
-/** A real SMTP server on 127.0.0.1 (no TLS, no auth) that keeps every mail it accepts, parsed. */
-export async function startMailbox(port = 0): Promise<Mailbox> {
+/**
+ * A real SMTP server on 127.0.0.1 (no TLS, no auth) that keeps every mail it accepts, parsed.
+ * `rcptDelayMs` slows each delivery before its data is sent, so a test can act while senders
+ * are mid-queue; a sender that dies during the delay has delivered nothing.
+ */
+export async function startMailbox(port = 0, opts: { rcptDelayMs?: number } = {}): Promise<Mailbox> {
   const messages: ParsedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onRcptTo(_address, _session, callback) {
+      if (opts.rcptDelayMs) setTimeout(() => callback(), opts.rcptDelayMs);
+      else callback();
+    },
     onData(stream, _session, callback) {
       simpleParser(stream)
         .then((mail) => {

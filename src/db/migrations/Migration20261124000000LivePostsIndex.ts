@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
  * Live posts newest first, as a partial index: the page and simple formats pick a slice's ids from
  * it with an index-only scan (no heap visit per skipped row), and the page format's exact count
  * reads it too. It serves every read the full (created_at, id) index served, so that one goes.
- * Measured with `npm run explain` (README, Lists).
+ * Measured with `npm run explain` (docs/api.md, "What GET /posts runs").
  */
 export class Migration20261124000000LivePostsIndex extends Migration {
   override async up(): Promise<void> {

@@ -11,7 +11,7 @@ export function presentAuth(result: AuthResult): AuthPayloadView {
   return { user: presentUser(result.user), token: result.token };
 }
 
-@ObjectType('AuthPayload')
+@ObjectType('AuthPayload', { simpleResolvers: true })
 export class AuthPayloadType implements AuthPayloadView {
   @Field(() => UserType) user!: UserView;
   @Field(() => String) token!: string;

@@ -7,7 +7,7 @@ import { POST_NOT_FOUND } from '../post/post.service';
 import { Comment } from './comment.entity';
 import type { Services } from '../services';
 import { AuthorType, type AuthorView } from '../post/author.types';
-import { authorLoader } from '../post/post.loaders';
+import { authorLoader, knownAuthor } from '../post/post.loaders';
 import { CommentType, presentComment, type CommentView } from './comment.types';
 
 @Resolver(() => CommentType)
@@ -45,8 +45,9 @@ export class CommentResolver {
   }
 
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })
-  user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): Promise<AuthorView | null> {
-    return authorLoader(ctx).load(comment.userId);
+  user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): AuthorView | null | Promise<AuthorView | null> {
+    const known = knownAuthor(comment);
+    return known !== undefined ? known : authorLoader(ctx).load(comment.userId);
   }
 }
 

@@ -20,7 +20,7 @@ export function presentComment(c: Comment): CommentView {
   return { id: c.id, postId: c.post.id, userId: c.user.id, body: c.body, createdAt: c.createdAt, updatedAt: c.updatedAt };
 }
 
-@ObjectType('Comment')
+@ObjectType('Comment', { simpleResolvers: true })
 export class CommentType implements CommentView {
   @Field(() => Int) id!: number;
   @Field(() => Int) postId!: number;

@@ -2,9 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer, { type Transporter } from 'nodemailer';
 import SMTPTransport from 'nodemailer/lib/smtp-transport';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
-import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { OutboxMail } from './mail.entity';
 
@@ -14,10 +14,13 @@ export interface MailMessage {
   text: string;
 }
 
-/** A claimed row is not picked up again for this long, unless the worker marks it first. */
-const LEASE_MS = 2 * 60_000;
+/**
+ * How long a worker may hold a claimed row before PostgreSQL ends its session and frees the row
+ * for another instance: longer than one send can take (SMTP connect 10 s + greeting 10 s +
+ * socket idle 30 s), so a live worker is never cut off mid-send.
+ */
+const CLAIM_TIMEOUT_MS = 2 * 60_000;
 const MAX_BACKOFF_MS = 10 * 60_000;
-const BATCH = 20;
 /** Sent rows are kept this long (to answer "was it sent?"), without their text. */
 const KEEP_SENT_MS = 24 * 60 * 60_000;
 const CLEANUP_EVERY_MS = 10 * 60_000;
@@ -54,6 +57,7 @@ export class MailService {
         await this.orm.em.fork().execute(`delete from mail_outbox where sent_at < now() - interval '${KEEP_SENT_MS} milliseconds'`);
       },
       (err) => log.warn({ err }, 'mail outbox cleanup failed'),
+      { shared: sharedPeriod(orm) },
     );
     this.job = {
       name: 'mail-outbox',
@@ -83,32 +87,43 @@ export class MailService {
     });
   }
 
-  /** Sends every due message, a batch at a time. */
+  /** Sends every due message, one at a time, until none is due (or the job stops). */
   async drain(): Promise<void> {
-    for (;;) {
-      const claimed = await this.claim();
-      for (const row of claimed) await this.deliver(row);
-      if (claimed.length < BATCH || !this.active) return;
-    }
+    while ((await this.sendNext()) && this.active);
   }
 
-  /** Takes due rows no other worker holds and leases them, so one instance sends each. */
-  private async claim(): Promise<{ id: number; to: string; subject: string; text: string; attempts: number }[]> {
-    const em = this.orm.em.fork();
-    return em.transactional(async (tx) => {
-      const rows = await tx.execute<{ id: number; to_address: string; subject: string; text: string; attempts: number }[]>(
+  /**
+   * Exactly once across instances (CONTRACT 15). One transaction per message: the row is claimed
+   * with `FOR UPDATE SKIP LOCKED` (no other worker, here or on another instance, can take it
+   * while we hold it), sent, and marked sent in the same transaction. An instance that dies
+   * while holding a row releases it at once (PostgreSQL rolls the transaction back when the
+   * connection drops), so a survivor sends it at its next poll with no lease to wait out; a
+   * host that hangs instead is cut off by idle_in_transaction_session_timeout.
+   *
+   * The one window for a duplicate: a crash (or a lost database connection) after the SMTP
+   * server accepted the message and before the commit of the mark. The row is then still unsent
+   * and another worker sends it again. SMTP offers no way to ask "did you already get this?",
+   * so at-least-once with this narrow window is the best an outbox can do (docs/deploy.md).
+   *
+   * Returns false when no message was due.
+   */
+  private async sendNext(): Promise<boolean> {
+    const knex = this.orm.em.getConnection().getKnex();
+    return knex.transaction(async (trx) => {
+      await trx.raw(`set local idle_in_transaction_session_timeout = ${CLAIM_TIMEOUT_MS}`);
+      const { rows } = await trx.raw(
         `select id, to_address, subject, text, attempts from mail_outbox
           where sent_at is null and next_attempt_at <= now()
-          order by next_attempt_at, id limit ${BATCH} for update skip locked`,
+          order by next_attempt_at, id limit 1 for update skip locked`,
       );
-      if (!rows.length) return [];
-      await tx.execute(`update mail_outbox set next_attempt_at = now() + interval '${LEASE_MS} milliseconds' where id in (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.id));
-      return rows.map((r) => ({ id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts }));
+      if (!rows.length) return false;
+      const r = rows[0] as { id: number; to_address: string; subject: string; text: string; attempts: number };
+      await this.deliver(trx, { id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts });
+      return true;
     });
   }
 
-  private async deliver(row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
-    const em = this.orm.em.fork();
+  private async deliver(trx: Knex.Transaction, row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
     try {
       const info = await this.transport.sendMail({ from: this.config.mailFrom, to: row.to, subject: row.subject, text: row.text });
       if (this.toFiles) {
@@ -122,12 +137,12 @@ export class MailService {
       }
       // The text carries reset secrets and verification tokens: once delivered, the database
       // keeps no copy. Same statement as the mark, so no sent row ever holds it.
-      await em.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
+      await trx.raw(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
     } catch (err) {
       const attempts = row.attempts + 1;
       const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));
       this.log.warn({ mailId: row.id, attempts, retryInMs: delay, err: (err as Error).message }, 'mail send failed; will retry');
-      await em.execute(
+      await trx.raw(
         `update mail_outbox set attempts = ?, last_error = ?, next_attempt_at = now() + interval '${Math.round(delay)} milliseconds' where id = ?`,
         [attempts, String((err as Error).message ?? err).slice(0, 1000), row.id],
       );

@@ -11,7 +11,7 @@ export function presentAuthor(u: User): AuthorView {
   return { id: u.id, name: u.name };
 }
 
-@ObjectType('Author')
+@ObjectType('Author', { simpleResolvers: true })
 export class AuthorType implements AuthorView {
   @Field(() => Int) id!: number;
   @Field(() => String) name!: string;

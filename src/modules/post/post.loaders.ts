@@ -18,6 +18,41 @@ import { presentPost, type PostFullView, type PostView } from './post.types';
 const shapes = new StatementShapes();
 
 /**
+ * Embeds already read with their row: a post's or comment's author comes from the row's own
+ * author JOIN, a post's comments from a batch read ahead for the whole list (preloadComments).
+ * Field resolvers answer these without a promise (graphql-js then completes the field
+ * synchronously). Symbol keys: JSON and the REST presenter never see them.
+ */
+const AUTHOR = Symbol('author');
+const COMMENTS = Symbol('comments');
+type WithEmbeds = { [AUTHOR]?: AuthorView | null; [COMMENTS]?: CommentView[] };
+
+export function withAuthor<T extends object>(row: T, author: AuthorView | null): T {
+  (row as WithEmbeds)[AUTHOR] = author;
+  return row;
+}
+
+/** The author read with this row, or undefined when it was not. */
+export function knownAuthor(row: object): AuthorView | null | undefined {
+  return (row as WithEmbeds)[AUTHOR];
+}
+
+/** The comments read ahead for this post, or undefined when they were not. */
+export function knownComments(post: object): CommentView[] | undefined {
+  return (post as WithEmbeds)[COMMENTS];
+}
+
+/** Reads the comments of every post of a list in one batch (the commentsLoader's) and keeps them on the posts. */
+export async function preloadComments(ctx: RequestContext, posts: readonly PostView[]): Promise<void> {
+  if (!posts.length) return;
+  const lists = await commentsLoader(ctx).loadMany(posts.map((p) => p.id));
+  posts.forEach((p, i) => {
+    const list = lists[i];
+    if (!(list instanceof Error)) (p as WithEmbeds)[COMMENTS] = list;
+  });
+}
+
+/**
  * The users' filters as a JOIN condition (softDelete, as the ORM defines and enables it), so an
  * embed of a hidden author comes back null instead of hiding the post or comment.
  */
@@ -68,13 +103,14 @@ export function commentsLoader(ctx: RequestContext) {
         .orderBy([{ createdAt: 'asc' }, { id: 'asc' }])
         .getKnexQuery()
         .toSQL();
-    });
+    }, ctx.readFrom === 'read');
     const authors = authorLoader(ctx);
     const platform = ctx.em.getPlatform();
     const date = (v: string) => platform.parseDate(v) as Date;
     const views = rows.map((r): CommentView => {
-      authors.prime(r.user_id, r.author_name === null ? null : { id: r.user_id, name: r.author_name });
-      return { id: r.id, postId: r.post_id, userId: r.user_id, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) };
+      const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
+      authors.prime(r.user_id, author);
+      return withAuthor({ id: r.id, postId: r.post_id, userId: r.user_id, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }, author);
     });
     return groupBy(postIds, views, (c) => c.postId);
   });

@@ -1,10 +1,11 @@
-import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
+import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
-import { authorJoinFilter, authorLoader } from './post.loaders';
+import { authorJoinFilter, authorLoader, withAuthor } from './post.loaders';
+import { Comment } from '../comment/comment.entity';
 import { Post } from './post.entity';
-import type { PostView } from './post.types';
+import type { PostJson, PostView } from './post.types';
 
 const shapes = new StatementShapes();
 
@@ -23,6 +24,49 @@ interface PostRow {
   deleted_at: string | null;
   author_name: string | null;
   total?: string | number;
+  /** The REST answer for this post (shape 'json'). */
+  json?: string;
+}
+
+/** ISO-8601 UTC with milliseconds, exactly as Date.prototype.toJSON writes it. */
+const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * The REST post (CONTRACT 4) over a row of the post statement (alias `x`): its columns, the
+ * author's name (null when the users' filter hid the author) and its comments' JSON.
+ */
+const restPostJson = (x: string) => `json_build_object('id', ${x}.id, 'user_id', ${x}.user_id, 'title', ${x}.title, 'slug', ${x}.slug,
+  'body', ${x}.body, 'published', ${x}.published, 'published_at', ${iso(`${x}.published_at`)}, 'created_at', ${iso(`${x}.created_at`)},
+  'updated_at', ${iso(`${x}.updated_at`)}, 'deleted_at', ${iso(`${x}.deleted_at`)},
+  'user', case when ${x}.author_name is null then null else json_build_object('id', ${x}.user_id, 'name', ${x}.author_name) end,
+  'comments', ${x}.comments_json, 'comments_count', json_array_length(${x}.comments_json))`;
+
+/**
+ * A post's comments (of the post row `p`), oldest first, each with its author, as REST JSON:
+ * built by the ORM's QueryBuilder like the GraphQL embed (commentsLoader), the users' filter in
+ * the author JOIN, so a soft-deleted author is null here as there.
+ */
+function commentsJsonSql(em: EntityManager, authorFilter: Record<string, unknown>): string {
+  const { sql, bindings } = em
+    .createQueryBuilder(Comment, 'c')
+    .select(raw(`coalesce(json_agg(json_build_object('id', c.id, 'post_id', c.post_id, 'user_id', c.user_id, 'body', c.body,
+      'created_at', ${iso('c.created_at')}, 'updated_at', ${iso('c.updated_at')},
+      'user', case when cu.id is null then null else json_build_object('id', cu.id, 'name', cu.name) end) order by c.created_at, c.id), '[]'::json)`))
+    .leftJoin('c.user', 'cu', authorFilter)
+    .where('c.post_id = p.id')
+    .getKnexQuery()
+    .toSQL();
+  // The users' filter is `deleted_at is null`: no values. One with values would need them spliced in order.
+  if (bindings.length) throw new Error('comments JSON: a filter with bindings is not supported here');
+  return sql;
+}
+
+/** ORDER BY of a post order map over the columns of alias `x` (column names from the ORM's metadata). */
+function orderSql(em: EntityManager, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, x: string): string {
+  const props = em.getMetadata().get(Post.name).properties as Record<string, { fieldNames: string[] }>;
+  return (Array.isArray(orderBy) ? orderBy : [orderBy])
+    .flatMap((o) => Object.entries(o).map(([k, dir]) => `${x}."${props[k].fieldNames[0]}" ${String(dir).toLowerCase() === 'asc' ? 'asc' : 'desc'}`))
+    .join(', ');
 }
 
 /**
@@ -34,6 +78,20 @@ interface PostRow {
  * WHERE, the users' filter into the author JOIN.
  */
 export function postViewSource(ctx: RequestContext, filters: Record<string, boolean> = {}): ListSource<PostView> {
+  return postSource(ctx, 'view', filters) as ListSource<PostView>;
+}
+
+/**
+ * What a read of posts returns: plain views (GraphQL resolvers, services), or each post's REST
+ * answer (CONTRACT 4: snake_case, ISO timestamps, author, comments with their authors, count)
+ * as JSON text built by PostgreSQL in the same statement (`json`). Both are one builder: the
+ * same slice of ids under the same ORM filters, the same author JOIN; only the select differs.
+ */
+export type PostShape = 'view' | 'json';
+
+export function postSource(ctx: RequestContext, shape: 'json', filters?: Record<string, boolean>): ListSource<PostJson>;
+export function postSource(ctx: RequestContext, shape: PostShape, filters?: Record<string, boolean>): ListSource<PostView | PostJson>;
+export function postSource(ctx: RequestContext, shape: PostShape, filters: Record<string, boolean> = {}): ListSource<PostView | PostJson> {
   const { em } = ctx;
   // Wrapped: a QueryBuilder is thenable, so an async function returning one would run it.
   const counter = async (where: FilterQuery<object>) => {
@@ -50,7 +108,7 @@ export function postViewSource(ctx: RequestContext, filters: Record<string, bool
       // Built once per shape (StatementShapes): the where-object's numbers, the limit and the
       // offset are this request's values; everything else is the shape.
       const values: number[] = [];
-      const key = JSON.stringify(['posts', numbersOut(where, values, () => '#'), orderBy, filters, withTotal ?? false, offset !== undefined]);
+      const key = JSON.stringify(['posts', shape, numbersOut(where, values, () => '#'), orderBy, filters, withTotal ?? false, offset !== undefined]);
       const at = values.length;
       values.push(limit, offset ?? 0);
       const rows = await shapes.rows<PostRow>(em, key, values, async (n) => {
@@ -65,17 +123,24 @@ export function postViewSource(ctx: RequestContext, filters: Record<string, bool
           .where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>)
           .orderBy(orderBy as never);
         if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
-        return qb.getKnexQuery().toSQL();
-      });
+        if (shape === 'view') return qb.getKnexQuery().toSQL();
+        qb.addSelect(raw(`(${commentsJsonSql(em, authorFilter)}) as comments_json`));
+        const inner = qb.getKnexQuery().toSQL();
+        return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, bindings: inner.bindings };
+      }, ctx.readFrom === 'read');
+      if (shape === 'json') {
+        return { rows: rows.map((r) => ({ id: r.id, json: r.json! })), total: withTotal && rows.length ? Number(rows[0].total) : null };
+      }
       const authors = authorLoader(ctx);
       const platform = em.getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
       const views = rows.map((r): PostView => {
-        authors.prime(r.user_id, r.author_name === null ? null : { id: r.user_id, name: r.author_name });
-        return {
+        const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
+        authors.prime(r.user_id, author);
+        return withAuthor({
           id: r.id, userId: r.user_id, title: r.title, slug: r.slug, body: r.body, published: r.published,
           publishedAt: date(r.published_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!, deletedAt: date(r.deleted_at),
-        };
+        }, author);
       });
       return { rows: views, total: withTotal && rows.length ? Number(rows[0].total) : null };
     },

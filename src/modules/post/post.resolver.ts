@@ -1,4 +1,5 @@
-import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, FieldResolver, Info, Int, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest, type ListResult } from '../../core/pagination';
 import { liveHub, topics } from '../../graphql/live';
@@ -7,7 +8,8 @@ import type { Services } from '../services';
 import { CommentType, type CommentView } from '../comment/comment.types';
 import { UserType, type UserView } from '../user/user.types';
 import { AuthorType, type AuthorView } from './author.types';
-import { authorLoader, commentsLoader, postsByUserLoader } from './post.loaders';
+import { selects } from '../../graphql/selection';
+import { authorLoader, commentsLoader, knownAuthor, knownComments, postsByUserLoader, preloadComments } from './post.loaders';
 import { findPostView } from './post.queries';
 import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, type PostView } from './post.types';
 
@@ -17,44 +19,51 @@ const GRAPHQL_PATH = '/graphql';
 export class PostResolver {
   constructor(private readonly services: Services) {}
 
-  private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: object, filters: object): Promise<ListResult<PostView>> {
-    return this.services.posts.list(ctx, filters, () => buildListRequest(kind, args), GRAPHQL_PATH);
+  private async list(ctx: RequestContext, info: GraphQLResolveInfo, kind: 'page' | 'simple' | 'cursor', args: object, filters: object): Promise<ListResult<PostView>> {
+    const list = await this.services.posts.list(ctx, filters, () => buildListRequest(kind, args), GRAPHQL_PATH);
+    await withComments(ctx, info, ['data'], list.data);
+    return list;
   }
 
   @Query(() => PostPage)
   posts(
     @Ctx() ctx: RequestContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('published', () => Boolean, { nullable: true }) published?: boolean,
     @Arg('author', () => Int, { nullable: true }) author?: number,
   ) {
-    return this.list(ctx, 'page', { page }, { published, author });
+    return this.list(ctx, info, 'page', { page }, { published, author });
   }
 
   @Query(() => PostSimplePage)
   postsSimple(
     @Ctx() ctx: RequestContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('published', () => Boolean, { nullable: true }) published?: boolean,
     @Arg('author', () => Int, { nullable: true }) author?: number,
   ) {
-    return this.list(ctx, 'simple', { page }, { published, author });
+    return this.list(ctx, info, 'simple', { page }, { published, author });
   }
 
   @Query(() => PostCursorPage)
   postsCursor(
     @Ctx() ctx: RequestContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string,
     @Arg('direction', () => DirectionEnum, { nullable: true }) direction?: DirectionEnum,
     @Arg('published', () => Boolean, { nullable: true }) published?: boolean,
     @Arg('author', () => Int, { nullable: true }) author?: number,
   ) {
-    return this.list(ctx, 'cursor', { cursor, direction }, { published, author });
+    return this.list(ctx, info, 'cursor', { cursor, direction }, { published, author });
   }
 
   @Query(() => PostType)
-  async post(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return this.services.posts.get(ctx, id);
+  async post(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('id', () => Int) id: number): Promise<PostView> {
+    const post = await this.services.posts.get(ctx, id);
+    await withComments(ctx, info, [], [post]);
+    return post;
   }
 
   @Mutation(() => PostType)
@@ -96,18 +105,20 @@ export class PostResolver {
   }
 
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })
-  user(@Root() post: PostView, @Ctx() ctx: RequestContext): Promise<AuthorView | null> {
-    return authorLoader(ctx).load(post.userId);
+  user(@Root() post: PostView, @Ctx() ctx: RequestContext): AuthorView | null | Promise<AuthorView | null> {
+    const known = knownAuthor(post);
+    return known !== undefined ? known : authorLoader(ctx).load(post.userId);
   }
 
   @FieldResolver(() => [CommentType], { description: 'Oldest first' })
-  comments(@Root() post: PostView, @Ctx() ctx: RequestContext): Promise<CommentView[]> {
-    return commentsLoader(ctx).load(post.id);
+  comments(@Root() post: PostView, @Ctx() ctx: RequestContext): CommentView[] | Promise<CommentView[]> {
+    return knownComments(post) ?? commentsLoader(ctx).load(post.id);
   }
 
   @FieldResolver(() => Int)
-  async commentsCount(@Root() post: PostView, @Ctx() ctx: RequestContext): Promise<number> {
-    return (await commentsLoader(ctx).load(post.id)).length;
+  commentsCount(@Root() post: PostView, @Ctx() ctx: RequestContext): number | Promise<number> {
+    const known = knownComments(post);
+    return known ? known.length : commentsLoader(ctx).load(post.id).then((c) => c.length);
   }
 }
 
@@ -118,4 +129,9 @@ export class UserPostsResolver {
   posts(@Root() user: UserView, @Ctx() ctx: RequestContext): Promise<PostView[]> {
     return postsByUserLoader(ctx).load(user.id);
   }
+}
+
+/** When the query asks for comments below `path`, reads them for every post of the list in one batch. */
+export async function withComments(ctx: RequestContext, info: GraphQLResolveInfo, path: string[], posts: PostView[]): Promise<void> {
+  if (selects(info, path, ['comments', 'commentsCount'])) await preloadComments(ctx, posts);
 }

@@ -1,9 +1,9 @@
 import { listRequestFromQuery } from '../../core/pagination';
 import { contextOf, type RouteDef } from '../../http/routes';
-import { snake, snakeList } from '../../http/present';
+import { sendJson, sendJsonList, snake } from '../../http/present';
 import type { Services } from '../services';
 import { presentComment } from '../comment/comment.types';
-import { fullComment, fullPost, fullPosts } from './post.loaders';
+import { fullComment, fullPost } from './post.loaders';
 import { presentPost, type PostView } from './post.types';
 import { Post } from './post.entity';
 import type { RequestContext } from '../../core/context';
@@ -18,10 +18,10 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'get',
       path: '/posts',
+      staleReadsOk: true,
       handler: async (req, res) => {
         const ctx = contextOf(res);
-        const list = await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path);
-        res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
+        sendJsonList(res, await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path, 'json'));
       },
     },
     {
@@ -35,9 +35,9 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'get',
       path: '/posts/:id',
+      staleReadsOk: true,
       handler: async (req, res) => {
-        const ctx = contextOf(res);
-        res.json(await postJson(ctx, await posts.get(ctx, req.params.id)));
+        sendJson(res, await posts.get(contextOf(res), req.params.id, 'json'));
       },
     },
     {

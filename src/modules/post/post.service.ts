@@ -1,16 +1,20 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
-import { flushAndEmit } from '../../core/events';
+import { emit, type LiveEvent } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
-import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { changeUnderRowLock } from '../../core/row-lock';
+import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
-import { findPostView, postViewSource } from './post.queries';
+import { postSource, type PostShape } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
-import type { PostView } from './post.types';
+import type { PostJson, PostView } from './post.types';
+
+/** A post as `shape` reads it: a view (GraphQL, services) or its REST answer as JSON text. */
+export type PostAs<S extends PostShape> = S extends 'json' ? PostJson : PostView;
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
@@ -22,13 +26,16 @@ const SLUG_LOCK_SPACE = 4711;
  * in the contract's order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
  */
 export class PostService {
-  /** `request` parses the paging arguments, so its problems and the filters' are reported together. */
-  async list(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
+  /**
+   * `request` parses the paging arguments, so its problems and the filters' are reported together.
+   * `shape` says what each post is read as (post.queries.ts): the rules and filters are the same.
+   */
+  async list<S extends PostShape = 'view'>(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
     const [f, req] = parseAll(() => parseInput(postFiltersInput, filters ?? {}), request);
     const where: FilterQuery<Post> = {};
     if (f.published) Object.assign(where, { published: true, publishedAt: { $ne: null } });
     if (f.author !== null) Object.assign(where, { user: f.author });
-    return paginate(postViewSource(ctx), where, req, {
+    return paginate(postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>, where, req, {
       perPage: POSTS_PER_PAGE,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       path,
@@ -36,8 +43,9 @@ export class PostService {
   }
 
   /** Read like a list item (one statement with the author), since a detail is only ever shown. */
-  async get(ctx: RequestContext, rawId: unknown): Promise<PostView> {
-    const post = await findPostView(ctx, parseId(rawId, POST_NOT_FOUND));
+  async get<S extends PostShape = 'view'>(ctx: RequestContext, rawId: unknown, shape?: S): Promise<PostAs<S>> {
+    const id = parseId(rawId, POST_NOT_FOUND);
+    const [post] = (await (postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
     if (!post) throw AppError.notFound(POST_NOT_FOUND);
     return post;
   }
@@ -76,46 +84,64 @@ export class PostService {
     }
   }
 
-  /** Publishing a published post returns it unchanged (CONTRACT 8). */
+  /** Publishing a published post returns it unchanged (CONTRACT 8); a trashed post is not found. */
   async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.ownedPost(ctx, rawId, false);
-    if (!post.published || !post.publishedAt) {
+    const { post } = await this.transition(ctx, rawId, false, (post) => {
+      if (post.published && post.publishedAt) return false;
       post.published = true;
       post.publishedAt = new Date();
-      await flushAndEmit(ctx.em, () => [{ type: 'postPublished', postId: post.id }]);
-      clearLoaders(ctx);
-    }
+      return true;
+    }, (post) => [{ type: 'postPublished', postId: post.id }]);
     return post;
   }
 
   /** Soft delete; a trashed post is not found. */
   async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    const post = await this.ownedPost(ctx, rawId, false);
-    post.deletedAt = new Date();
-    await flushAndEmit(ctx.em, () => [{ type: 'postsGone', postIds: [post.id] }]);
-    clearLoaders(ctx);
+    await this.transition(ctx, rawId, false, (post) => {
+      post.deletedAt = new Date();
+      return true;
+    }, (post) => [{ type: 'postsGone', postIds: [post.id] }]);
     return { message: 'Post deleted' };
   }
 
   /** Looked up including trashed; restoring an active post returns it unchanged. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.ownedPost(ctx, rawId, true);
-    if (post.deletedAt) {
+    const { post } = await this.transition(ctx, rawId, true, (post) => {
+      if (!post.deletedAt) return false;
       post.deletedAt = null;
-      await ctx.em.flush();
-      clearLoaders(ctx);
-    }
+      return true;
+    });
     return post;
   }
 
-  /** 401, then 404, then 403 unless the caller wrote the post or moderates. */
-  private async ownedPost(ctx: RequestContext, rawId: unknown, withTrashed: boolean): Promise<Post> {
+  /**
+   * 401, then 404, then 403 unless the caller wrote the post or moderates; then `change` edits the
+   * post and says whether it did. Lookup, checks and change happen under the row's lock, so
+   * concurrent deletes, restores and publishes of one post take turns, each seeing what the one
+   * before left (a publish after a delete finds no post). It resolves once committed, with
+   * `changed`: the loaders are cleared only after a write (a repeat that changes nothing leaves
+   * what the request read valid). A change's live `events` are NOTIFY'd in its transaction, so
+   * they go out with its commit and only then; a repeat that changes nothing emits none.
+   */
+  private async transition(
+    ctx: RequestContext,
+    rawId: unknown,
+    withTrashed: boolean,
+    change: (post: Post) => boolean,
+    events?: (post: Post) => LiveEvent[],
+  ): Promise<{ post: Post; changed: boolean }> {
     const actor = await requireActor(ctx);
     const id = parseId(rawId, POST_NOT_FOUND);
-    const post = await ctx.em.findOne(Post, { id }, withTrashed ? { filters: { softDelete: false } } : {});
-    if (!post) throw AppError.notFound(POST_NOT_FOUND);
-    if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
-    return post;
+    let changed = false;
+    const post = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, async (post, tx) => {
+      if (!post) throw AppError.notFound(POST_NOT_FOUND);
+      if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
+      changed = change(post);
+      if (changed && events) await emit(tx, events(post));
+      return post;
+    });
+    if (changed) clearLoaders(ctx);
+    return { post, changed };
   }
 }
 

@@ -18,6 +18,12 @@ export interface PostView {
   deletedAt: Date | null;
 }
 
+/** A post's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL (post.queries.ts postSource). */
+export interface PostJson {
+  id: number;
+  json: string;
+}
+
 /** What REST sends for every post: the view plus author, comments (oldest first) and their count. */
 export interface PostFullView extends PostView {
   user: AuthorView | null;
@@ -40,7 +46,7 @@ export function presentPost(p: Post): PostView {
   };
 }
 
-@ObjectType('Post')
+@ObjectType('Post', { simpleResolvers: true })
 export class PostType implements PostView {
   @Field(() => Int) id!: number;
   @Field(() => Int) userId!: number;
@@ -58,7 +64,7 @@ export const PostPage = PageOf(PostType, 'PostPage');
 export const PostSimplePage = SimplePageOf(PostType, 'PostSimplePage');
 export const PostCursorPage = CursorPageOf(PostType, 'PostCursorPage');
 
-@ObjectType('PurgeResult')
+@ObjectType('PurgeResult', { simpleResolvers: true })
 export class PurgeResultType {
   @Field(() => String) message!: string;
   @Field(() => Int) count!: number;

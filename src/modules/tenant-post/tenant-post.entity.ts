@@ -1,17 +1,17 @@
 import { Entity, Filter, Index, Property } from '@mikro-orm/core';
 import { BaseEntity } from '../../core/base.entity';
-import { currentTenantId } from '../../core/context';
+import type { TenantFilterParams } from '../../core/context';
 
 @Entity({ tableName: 'tenant_posts' })
-// Every read is limited to the request's tenant; with no tenant in context the filter adds nothing
-// (SPEC 4.4 rule 4), which is why the tenant routes require one before they read.
+// Every read is limited to the request's tenant, which its fork carries as this filter's parameters
+// (core/context.ts requestFork); with no tenant the filter adds nothing (SPEC 4.4 rule 4), which is
+// why the tenant routes require one before they read. `args: false`: MikroORM would otherwise throw
+// "No arguments provided for filter 'tenant'" on a fork without a tenant (admin routes, jobs).
 @Filter({
   name: 'tenant',
   default: true,
-  cond: () => {
-    const tenantId = currentTenantId();
-    return tenantId === null ? {} : { tenantId };
-  },
+  args: false,
+  cond: (args: Partial<TenantFilterParams> | undefined) => (args?.tenantId == null ? {} : { tenantId: args.tenantId }),
 })
 @Index({ name: 'tenant_posts_tenant_id_id_index', properties: ['tenantId', 'id'] })
 export class TenantPost extends BaseEntity {

@@ -1,4 +1,4 @@
-import { currentTenantId, requireRole, requireTenant, type RequestContext } from '../../core/context';
+import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
@@ -7,14 +7,13 @@ import { presentTenantPost, type TenantPostView } from './tenant-post.types';
 
 /**
  * Tenant-scoped posts (SPEC 2.4, 4.4; CONTRACT 10). Reads are limited by the entity's `tenant`
- * filter, which reads the tenant from async context; only `listAll` lifts it, by name.
+ * filter, whose tenant the request's fork carries; only `listAll` lifts it, by name.
  */
 export class TenantPostService {
   /** The current tenant's posts, id ascending. */
   async list(ctx: RequestContext): Promise<TenantPostView[]> {
     const tenantId = tenantScope(ctx);
-    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' } });
-    return posts.map((p) => presentTenantPost(ownedBy(p, tenantId)));
+    return (await readViews(ctx)).map((p) => ownedBy(p, tenantId));
   }
 
   /**
@@ -40,27 +39,39 @@ export class TenantPostService {
   /** Every tenant's posts, id ascending; admins only, no tenant needed. */
   async listAll(ctx: RequestContext): Promise<TenantPostView[]> {
     await requireRole(ctx, 'admin');
-    // Read outside the request's identity map: a later findOne by id in the same request (a
-    // sibling GraphQL field) would otherwise be answered from it without the tenant filter.
-    const posts = await ctx.em.find(TenantPost, {}, { orderBy: { id: 'asc' }, filters: { tenant: false }, disableIdentityMap: true });
-    return posts.map(presentTenantPost);
+    // Plain rows, never entities in the request's identity map: a later findOne by id in the same
+    // request (a sibling GraphQL field) would otherwise be answered from it without the tenant filter.
+    return readViews(ctx, { tenant: false });
   }
 }
 
 /**
  * The tenant a tenant route works for, resolved before anything is read. The ORM filter reads the
- * tenant from async context rather than from `ctx`: should the two ever differ (a callback that
- * escaped the request's async context would see none, and the filter would then add nothing),
- * the request fails instead of reading with the wrong condition or none.
+ * tenant from the EntityManager's filter parameters rather than from `ctx`: should the two ever
+ * differ (a context built around a fork without them: the filter would then add nothing), the
+ * request fails instead of reading with the wrong condition or none.
  */
 function tenantScope(ctx: RequestContext): number {
   const tenantId = requireTenant(ctx);
-  if (currentTenantId() !== tenantId) throw new Error('Tenant context lost: async context does not match the request');
+  if (filterTenantOf(ctx.em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
   return tenantId;
 }
 
+/**
+ * Tenant posts, id ascending, as plain views (no entity hydration, no identity map) under the ORM's
+ * filters as this request's fork sets them (`tenant`, with its parameters), minus `lift`.
+ */
+async function readViews(ctx: RequestContext, lift: Record<string, boolean> = {}): Promise<TenantPostView[]> {
+  const qb = ctx.em
+    .createQueryBuilder(TenantPost, 't')
+    .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
+    .orderBy({ id: 'asc' });
+  await qb.applyFilters(lift);
+  return qb.execute<TenantPostView[]>('all', true);
+}
+
 /** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */
-function ownedBy(post: TenantPost, tenantId: number): TenantPost {
+function ownedBy<T extends { tenantId: number }>(post: T, tenantId: number): T {
   if (post.tenantId !== tenantId) throw new Error('Tenant filter failed: a row of another tenant was read');
   return post;
 }

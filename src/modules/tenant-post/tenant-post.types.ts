@@ -15,7 +15,7 @@ export function presentTenantPost(p: TenantPost): TenantPostView {
   return { id: p.id, tenantId: p.tenantId, title: p.title, body: p.body, createdAt: p.createdAt, updatedAt: p.updatedAt };
 }
 
-@ObjectType('TenantPost')
+@ObjectType('TenantPost', { simpleResolvers: true })
 export class TenantPostType implements TenantPostView {
   @Field(() => Int) id!: number;
   @Field(() => Int) tenantId!: number;

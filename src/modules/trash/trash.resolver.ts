@@ -1,4 +1,6 @@
-import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, Info, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { withComments } from '../post/post.resolver';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest } from '../../core/pagination';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
@@ -9,27 +11,30 @@ import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, PurgeR
 export class TrashResolver {
   constructor(private readonly services: Services) {}
 
-  private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: object) {
-    return this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql');
+  private async list(ctx: RequestContext, info: GraphQLResolveInfo, kind: 'page' | 'simple' | 'cursor', args: object) {
+    const list = await this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql');
+    await withComments(ctx, info, ['data'], list.data);
+    return list;
   }
 
   @Query(() => PostPage)
-  trash(@Ctx() ctx: RequestContext, @Arg('page', () => Int, { nullable: true }) page?: number) {
-    return this.list(ctx, 'page', { page });
+  trash(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('page', () => Int, { nullable: true }) page?: number) {
+    return this.list(ctx, info, 'page', { page });
   }
 
   @Query(() => PostSimplePage)
-  trashSimple(@Ctx() ctx: RequestContext, @Arg('page', () => Int, { nullable: true }) page?: number) {
-    return this.list(ctx, 'simple', { page });
+  trashSimple(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('page', () => Int, { nullable: true }) page?: number) {
+    return this.list(ctx, info, 'simple', { page });
   }
 
   @Query(() => PostCursorPage)
   trashCursor(
     @Ctx() ctx: RequestContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg('cursor', () => String, { nullable: true }) cursor?: string,
     @Arg('direction', () => DirectionEnum, { nullable: true }) direction?: DirectionEnum,
   ) {
-    return this.list(ctx, 'cursor', { cursor, direction });
+    return this.list(ctx, info, 'cursor', { cursor, direction });
   }
 
   @Mutation(() => PostType)

@@ -1,8 +1,7 @@
 import { listRequestFromQuery } from '../../core/pagination';
 import { contextOf, type RouteDef } from '../../http/routes';
-import { snakeList } from '../../http/present';
+import { sendJsonList } from '../../http/present';
 import type { Services } from '../services';
-import { fullPosts } from '../post/post.loaders';
 import { postJson } from '../post/post.routes';
 
 export function trashRoutes({ trash }: Services): RouteDef[] {
@@ -11,9 +10,7 @@ export function trashRoutes({ trash }: Services): RouteDef[] {
       method: 'get',
       path: '/trash',
       handler: async (req, res) => {
-        const ctx = contextOf(res);
-        const list = await trash.list(ctx, () => listRequestFromQuery(req.query), req.path);
-        res.json(snakeList({ ...list, data: await fullPosts(ctx, list.data) }));
+        sendJsonList(res, await trash.list(contextOf(res), () => listRequestFromQuery(req.query), req.path, 'json'));
       },
     },
     {

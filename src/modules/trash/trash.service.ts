@@ -2,12 +2,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { emit, emitWithKnex } from '../../core/events';
-import { intervalJob, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
+import { changeUnderRowLock } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
-import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
-import { postViewSource } from '../post/post.queries';
-import type { PostView } from '../post/post.types';
+import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
+import { postSource, type PostShape } from '../post/post.queries';
+import type { PostAs } from '../post/post.service';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
@@ -20,36 +21,51 @@ const WITH_TRASHED = { softDelete: false } as const;
 /** Role moderator or admin for everything here, checked before any lookup (CONTRACT 5). */
 export class TrashService {
   /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
-  async list(ctx: RequestContext, request: () => ListRequest, path: string): Promise<ListResult<PostView>> {
+  async list<S extends PostShape = 'view'>(ctx: RequestContext, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
     await this.guard(ctx);
-    return paginate(postViewSource(ctx, WITH_TRASHED), TRASHED, request(), {
+    return paginate(postSource(ctx, shape ?? 'view', WITH_TRASHED) as ListSource<PostAs<S>>, TRASHED, request(), {
       perPage: TRASH_PER_PAGE,
       orderBy: [{ deletedAt: 'desc' }, { id: 'desc' }],
       path,
     });
   }
 
+  /** Under the row's lock: of a restore and a permanent delete racing, one wins and the other is 404. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const post = await this.trashed(ctx, rawId);
-    post.deletedAt = null;
-    await ctx.em.flush();
+    const id = await this.trashedId(ctx, rawId);
+    const post = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, (post) => {
+      if (!post) throw AppError.notFound(NOT_IN_TRASH);
+      post.deletedAt = null;
+      return post;
+    });
     clearLoaders(ctx);
     return post;
   }
 
-  /** Permanent deletion; the foreign key removes the post's comments. */
+  /**
+   * Permanent deletion; the foreign key removes the post's comments. One conditional statement
+   * decides: only a row still trashed is deleted, so a post restored meanwhile (or deleted by a
+   * concurrent call) deletes nothing and answers 404.
+   */
   async destroy(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    const post = await this.trashed(ctx, rawId);
-    await ctx.em.transactional(async (em) => {
-      await em.nativeDelete(Post, { id: post.id, ...TRASHED }, { filters: WITH_TRASHED });
-      await emit(em, [{ type: 'postsGone', postIds: [post.id] }]);
+    const id = await this.trashedId(ctx, rawId);
+    // The delete and its live event commit together: no row deleted, no event (and a 404).
+    await ctx.em.transactional(async (tx) => {
+      const deleted = await tx.nativeDelete(Post, { id, ...TRASHED }, { filters: WITH_TRASHED });
+      if (!deleted) throw AppError.notFound(NOT_IN_TRASH);
+      await emit(tx, [{ type: 'postsGone', postIds: [id] }]);
     });
-    ctx.em.getUnitOfWork().unsetIdentity(post);
+    const loaded = ctx.em.getUnitOfWork().getById<Post>(Post.name, id);
+    if (loaded) ctx.em.getUnitOfWork().unsetIdentity(loaded);
     clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
 
-  /** Every trashed post, deleted one by one (SPEC 4.3); counts only the rows this call removed. */
+  /**
+   * Every trashed post, deleted one by one (SPEC 4.3); counts only the rows this call removed.
+   * Each delete re-checks that its row is still trashed, so a post restored after the list was
+   * read stays, uncounted, and its restore's 200 holds.
+   */
   async purge(ctx: RequestContext): Promise<{ message: string; count: number }> {
     await this.guard(ctx);
     const rows = await ctx.em.find(Post, TRASHED, { filters: WITH_TRASHED, fields: ['id'], orderBy: { id: 'asc' } });
@@ -71,12 +87,9 @@ export class TrashService {
     return requireRole(ctx, 'moderator', 'admin');
   }
 
-  private async trashed(ctx: RequestContext, rawId: unknown): Promise<Post> {
+  private async trashedId(ctx: RequestContext, rawId: unknown): Promise<number> {
     await this.guard(ctx);
-    const id = parseId(rawId, NOT_IN_TRASH);
-    const post = await ctx.em.findOne(Post, { id, ...TRASHED }, { filters: WITH_TRASHED });
-    if (!post) throw AppError.notFound(NOT_IN_TRASH);
-    return post;
+    return parseId(rawId, NOT_IN_TRASH);
   }
 }
 
@@ -87,7 +100,8 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /**
  * Purges posts trashed more than `days` ago (0 = off). Several instances may run it: each run
  * takes a transaction-scoped advisory lock without waiting, and an instance that does not get
- * it skips the run, so one instance at a time does the work.
+ * it skips the run, so one instance at a time does the work. The scheduled runs are also
+ * shared per period (core/jobs.ts sharedPeriod): one run per hour between all instances.
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
@@ -109,9 +123,10 @@ export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firs
     RETENTION_INTERVAL_MS,
     async () => {
       const purged = await purgeExpiredTrash(orm, days);
-      if (purged) log.info({ purged, days }, 'trash retention purged posts');
+      // Every run that did the work says so (0 included): one line per period across instances.
+      if (purged !== null && days > 0) log.info({ purged, days }, 'trash retention purged posts');
     },
     (err) => log.error({ err }, 'trash retention failed'),
-    { firstRunMs },
+    { firstRunMs, shared: sharedPeriod(orm) },
   );
 }

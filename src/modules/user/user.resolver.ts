@@ -1,6 +1,6 @@
 import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
-import { buildListRequest, mapList, type ListResult } from '../../core/pagination';
+import { buildListRequest, type ListResult } from '../../core/pagination';
 import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { presentUser, UserType, type UserView } from './user.types';
@@ -16,8 +16,7 @@ export class UserResolver {
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: { page?: number | null; cursor?: string | null; direction?: DirectionEnum | null }): Promise<ListResult<UserView>> {
     await this.services.users.assertAdmin(ctx);
     // path as on the other lists' GraphQL fields (CONTRACT 9: the request path)
-    const result = await this.services.users.list(ctx, buildListRequest(kind, args), '/graphql');
-    return mapList(result, presentUser);
+    return this.services.users.list(ctx, buildListRequest(kind, args), '/graphql');
   }
 
   @Query(() => UserPage, { description: 'Users by id ascending, 20 a page (admin).' })

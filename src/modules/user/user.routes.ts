@@ -1,4 +1,4 @@
-import { listRequestFromQuery, mapList } from '../../core/pagination';
+import { listRequestFromQuery } from '../../core/pagination';
 import { snake, snakeList } from '../../http/present';
 import { contextOf, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
@@ -15,7 +15,7 @@ export function userRoutes(services: Services): RouteDef[] {
         // Role first: a non-admin gets 403 even with a bad query.
         await users.assertAdmin(ctx);
         const result = await users.list(ctx, listRequestFromQuery(req.query), req.path);
-        res.json(snakeList(mapList(result, presentUser)));
+        res.json(snakeList(result));
       },
     },
     {

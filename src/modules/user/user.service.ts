@@ -1,8 +1,12 @@
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { entitySource, paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import { clearLoaders } from '../../core/loaders';
+import { changeUnderRowLock } from '../../core/row-lock';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
+import { userViewSource } from './user.queries';
+import type { UserView } from './user.types';
 
 export const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -17,31 +21,39 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<User>> {
+  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<UserView>> {
     await requireRole(ctx, 'admin');
-    return paginate(entitySource(ctx.em, User), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    return paginate(userViewSource(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
+  /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
   async softDelete(ctx: RequestContext, rawId: unknown): Promise<string> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
-    const user = await ctx.em.findOne(User, { id });
-    if (!user) throw AppError.notFound(USER_NOT_FOUND);
-    // The row stays (its email stays taken); the softDelete filter hides it and its tokens stop working.
-    user.deletedAt = new Date();
-    await ctx.em.flush();
+    await changeUnderRowLock(ctx.em, User, { id }, {}, (user) => {
+      if (!user) throw AppError.notFound(USER_NOT_FOUND);
+      // The row stays (its email stays taken); the softDelete filter hides it and its tokens stop working.
+      user.deletedAt = new Date();
+    });
+    // Authors embedded earlier in the same GraphQL document must read as null from now on.
+    clearLoaders(ctx);
     return 'User deleted';
   }
 
+  /** Restoring an active user returns them unchanged. */
   async restore(ctx: RequestContext, rawId: unknown): Promise<User> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
-    const user = await ctx.em.findOne(User, { id }, { filters: { softDelete: false } });
-    if (!user) throw AppError.notFound(USER_NOT_FOUND);
-    if (user.deletedAt) {
-      user.deletedAt = null;
-      await ctx.em.flush();
-    }
+    let changed = false;
+    const user = await changeUnderRowLock(ctx.em, User, { id }, { softDelete: false }, (user) => {
+      if (!user) throw AppError.notFound(USER_NOT_FOUND);
+      if (user.deletedAt) {
+        user.deletedAt = null;
+        changed = true;
+      }
+      return user;
+    });
+    if (changed) clearLoaders(ctx);
     return user;
   }
 }

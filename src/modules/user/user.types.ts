@@ -24,7 +24,7 @@ export function presentUser(u: User): UserView {
   };
 }
 
-@ObjectType('User')
+@ObjectType('User', { simpleResolvers: true })
 export class UserType implements UserView {
   @Field(() => Int) id!: number;
   @Field(() => String) name!: string;

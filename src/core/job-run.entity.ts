@@ -1,0 +1,14 @@
+import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
+
+/**
+ * When each periodic job last ran on any instance (core/jobs.ts sharedPeriod), so that several
+ * instances on one database run it once per period between them, not once each.
+ */
+@Entity({ tableName: 'job_runs' })
+export class JobRun {
+  @PrimaryKey({ type: 'string', length: 100 })
+  name!: string;
+
+  @Property({ type: 'datetime' })
+  ranAt!: Date;
+}

@@ -1,0 +1,65 @@
+import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
+import type { RequestContext } from '../../core/context';
+import type { ListSource } from '../../core/pagination';
+import { numbersOut, StatementShapes } from '../../core/statement-shapes';
+import { User } from './user.entity';
+import type { UserView } from './user.types';
+
+const shapes = new StatementShapes();
+
+/** A user row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
+interface UserRow {
+  id: number;
+  name: string;
+  email: string;
+  role: string;
+  email_verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+  total?: string | number;
+}
+
+/**
+ * The admin user list read as plain views, not entities, in one statement per slice: the users
+ * under the ORM's filters (softDelete: active users only) and, for the page format, their total
+ * as a subquery under the same filters. Built by the ORM once per shape (core/statement-shapes.ts).
+ */
+export function userViewSource(ctx: RequestContext): ListSource<UserView> {
+  const { em } = ctx;
+  const counter = async (where: FilterQuery<object>) => {
+    const qb = em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
+    await qb.applyFilters();
+    return { qb };
+  };
+  return {
+    async slice(where, { orderBy, limit, offset, withTotal }) {
+      const values: number[] = [];
+      const key = JSON.stringify(['users', numbersOut(where, values, () => '#'), orderBy, withTotal ?? false, offset !== undefined]);
+      const at = values.length;
+      values.push(limit, offset ?? 0);
+      const rows = await shapes.rows<UserRow>(em, key, values, async (n) => {
+        const w = numbersOut(where, [], n) as QBFilterQuery<User>;
+        const qb = em
+          .createQueryBuilder(User, 'u')
+          .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt'])
+          .where(w)
+          .orderBy(orderBy as never)
+          .limit(n(at), offset === undefined ? undefined : n(at + 1));
+        await qb.applyFilters();
+        if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
+        return qb.getKnexQuery().toSQL();
+      });
+      const platform = em.getPlatform();
+      const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
+      const views = rows.map((r): UserView => ({
+        id: r.id, name: r.name, email: r.email, role: r.role,
+        emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
+      }));
+      return { rows: views, total: withTotal && rows.length ? Number(rows[0].total) : null };
+    },
+    async count(where) {
+      const [{ count }] = (await (await counter(where)).qb.execute('all', false)) as { count: string }[];
+      return Number(count);
+    },
+  };
+}

@@ -1,0 +1,187 @@
+import { Client } from 'pg';
+import { rest } from './support/client';
+import { createTestDatabase } from './support/harness';
+import { startMailbox, type Mailbox } from './support/mailbox';
+import { buildService, removeService, startInstance, stopInstance, type Instance } from './support/instances';
+
+/**
+ * Two real instances (two started services, different ports) on one PostgreSQL behave as one
+ * service (CONTRACT 15): tokens, throttles, the mail outbox and the periodic jobs.
+ */
+jest.setTimeout(180_000);
+
+const SECRET = 'instances-test-secret-that-is-long-enough-to-pass';
+const PASSWORD = 'password123';
+/** Each delivery waits this long before its data: sends are slow enough to kill an instance mid-queue. */
+const SMTP_DELAY_MS = 40;
+
+let databaseUrl: string;
+let db: Client;
+let mailbox: Mailbox;
+let a: Instance;
+let b: Instance;
+const started = Date.now();
+
+beforeAll(async () => {
+  buildService();
+  databaseUrl = await createTestDatabase();
+  mailbox = await startMailbox(0, { rcptDelayMs: SMTP_DELAY_MS });
+  const env = {
+    DATABASE_URL: databaseUrl,
+    SMTP_URL: mailbox.url,
+    JWT_SECRET: SECRET,
+    BCRYPT_COST: '4',
+    APP_URL: 'http://app.test',
+    TRASH_RETENTION_DAYS: '7',
+  };
+  a = startInstance(env);
+  b = startInstance(env);
+  await Promise.all([a.ready, b.ready]);
+  db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+});
+
+afterAll(async () => {
+  await Promise.all([stopInstance(a), stopInstance(b)]);
+  await db?.end();
+  await mailbox?.close();
+  removeService();
+});
+
+const register = (on: Instance, email: string) => rest(on.url(), 'POST', '/auth/register', { body: { name: 'Multi', email, password: PASSWORD } });
+const login = (on: Instance, email: string, password: string) => rest(on.url(), 'POST', '/auth/login', { body: { email, password } });
+
+/** mailIds each instance logged as sent (one line per accepted SMTP delivery). */
+const sentIds = (i: Instance) => i.logs().filter((l) => l.msg === 'mail sent').map((l) => Number(l.mailId));
+
+async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The mails each address got, counted at the SMTP sink. */
+function deliveries(prefix: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const m of mailbox.messages) {
+    const to = (Array.isArray(m.to) ? m.to : m.to ? [m.to] : []).flatMap((t) => t.value.map((v) => v.address ?? ''));
+    for (const addr of to) if (addr.startsWith(prefix)) counts.set(addr, (counts.get(addr) ?? 0) + 1);
+  }
+  return counts;
+}
+
+// Set up first: the retention job's first run comes a minute after the instances start.
+let expired: number[] = [];
+let recent: number;
+it('(setup) posts trashed 8 days ago and one trashed now, while both instances run', async () => {
+  const res = await register(a, 'retention@example.test');
+  expect(res.status).toBe(201);
+  const ids: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const post = await rest(i % 2 ? b.url() : a.url(), 'POST', '/posts', { token: res.body.token, body: { title: `Old ${i}`, body: 'x' } });
+    expect(post.status).toBe(201);
+    expect((await rest(i % 2 ? a.url() : b.url(), 'DELETE', `/posts/${post.body.id}`, { token: res.body.token })).status).toBe(200);
+    ids.push(post.body.id);
+  }
+  [recent, ...expired] = ids;
+  await db.query(`update posts set deleted_at = now() - interval '8 days' where id = any($1)`, [expired]);
+});
+
+it('a token issued by one instance is accepted by the other', async () => {
+  const res = await register(a, 'token@example.test');
+  expect(res.status).toBe(201);
+  const me = await rest(b.url(), 'GET', '/auth/me', { token: res.body.token });
+  expect([me.status, me.body]).toEqual([200, res.body.user]);
+  const res2 = await login(b, 'token@example.test', PASSWORD);
+  expect((await rest(a.url(), 'GET', '/auth/me', { token: res2.body.token })).status).toBe(200);
+});
+
+it('10 failed logins split across both instances → 429 on both', async () => {
+  const email = 'throttle@example.test';
+  expect((await register(b, email)).status).toBe(201);
+  for (let i = 0; i < 10; i++) {
+    const res = await login(i % 2 ? b : a, email, `wrong-${i}`);
+    expect([res.status, res.body]).toEqual([401, { message: 'Invalid credentials' }]);
+  }
+  for (const on of [a, b]) {
+    const res = await login(on, email, PASSWORD);
+    expect([res.status, res.body]).toEqual([429, { message: 'Too many requests' }]);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+  }
+});
+
+it('40 mails queued through both instances are each delivered exactly once, by both senders between them', async () => {
+  const beforeA = sentIds(a).length;
+  const beforeB = sentIds(b).length;
+  const emails = Array.from({ length: 40 }, (_, i) => `once-${i}@example.test`);
+  const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
+  expect(answers.map((r) => r.status)).toEqual(emails.map(() => 201));
+  await until('40 mails', () => deliveries('once-').size === 40);
+  // Time for a duplicate to show up, were there one: the senders are idle by now.
+  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
+  await new Promise((r) => setTimeout(r, 500));
+  expect([...deliveries('once-').values()]).toEqual(emails.map(() => 1));
+  const byA = sentIds(a).slice(beforeA);
+  const byB = sentIds(b).slice(beforeB);
+  expect(byA.length + byB.length).toBe(40);
+  expect(byA.filter((id) => byB.includes(id))).toEqual([]);
+  expect(byA.length).toBeGreaterThan(0);
+  expect(byB.length).toBeGreaterThan(0);
+});
+
+it('the retention job runs once for both instances and purges each expired post once', async () => {
+  // Both instances schedule their first run a minute after start; one of them claims the period.
+  await until('the retention run', async () => (await db.query('select id from posts where id = any($1)', [expired])).rows.length === 0, Math.max(5_000, 90_000 - (Date.now() - started)));
+  await new Promise((r) => setTimeout(r, 2_000)); // the other instance's first run, if it were to purge too
+  const left = await db.query('select id from posts where id = any($1)', [[...expired, recent]]);
+  expect(left.rows).toEqual([{ id: recent }]);
+  const runs = [a, b].flatMap((i) => i.logs().filter((l) => l.msg === 'trash retention purged posts'));
+  expect(runs.map((r) => r.purged)).toEqual([expired.length]);
+});
+
+it('two purges of the trash at once, one on each instance, count each post once', async () => {
+  const mod = await register(a, 'moderator@example.test');
+  await db.query(`update users set role = 'moderator' where id = $1`, [mod.body.user.id]);
+  const token = mod.body.token as string;
+  for (let i = 0; i < 6; i++) {
+    const on = i % 2 ? a : b;
+    const post = await rest(on.url(), 'POST', '/posts', { token, body: { title: `Purge ${i}`, body: 'x' } });
+    expect((await rest(on.url(), 'DELETE', `/posts/${post.body.id}`, { token })).status).toBe(200);
+  }
+  const inTrash = (await db.query('select count(*)::int as n from posts where deleted_at is not null')).rows[0].n;
+  expect(inTrash).toBeGreaterThanOrEqual(6);
+  const purges = await Promise.all([a, b].map((on) => rest(on.url(), 'DELETE', '/trash', { token })));
+  expect(purges.map((p) => p.status)).toEqual([200, 200]);
+  expect(purges[0].body.count + purges[1].body.count).toBe(inTrash);
+  expect((await db.query('select count(*)::int as n from posts where deleted_at is not null')).rows[0].n).toBe(0);
+});
+
+it('after one instance is killed (SIGKILL) mid-queue, the survivor delivers the rest: each mail once, but the one in flight at the kill', async () => {
+  const emails = Array.from({ length: 40 }, (_, i) => `kill-${i}@example.test`);
+  const beforeA = sentIds(a).length;
+  const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
+  expect(answers.map((r) => r.status)).toEqual(emails.map(() => 201));
+  // Every mail is committed to the outbox; A is part-way through its share.
+  await until('A to send some of them', () => sentIds(a).length >= beforeA + 3);
+  a.child.kill('SIGKILL');
+  await a.exited;
+  const left = (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null and to_address like 'kill-%'`)).rows[0].n;
+  expect(left).toBeGreaterThan(0); // the kill did land mid-queue
+
+  await until('40 mails after the kill', () => deliveries('kill-').size === 40);
+  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
+  await new Promise((r) => setTimeout(r, 500));
+  const counts = [...deliveries('kill-').values()];
+  expect(counts.every((n) => n >= 1)).toBe(true);
+  // The documented window: A may have had its mail accepted by the SMTP server and died before
+  // marking it sent. A sends one mail at a time, so at most one mail arrives twice.
+  expect(counts.reduce((s, n) => s + n, 0)).toBeLessThanOrEqual(41);
+  // The survivor still answers, and a SIGTERM stops it cleanly.
+  expect((await rest(b.url(), 'GET', '/readyz')).status).toBe(200);
+  b.child.kill('SIGTERM');
+  expect(await b.exited).toBe(0);
+});

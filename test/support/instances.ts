@@ -1,0 +1,92 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Real service processes, started as `npm start` starts one (the built dist/src/main.js), for
+ * tests that need several instances on one database. Call buildService() once first, and
+ * removeService() in afterAll.
+ */
+const checkout = join(__dirname, '..', '..');
+let root: string | undefined;
+
+export interface Instance {
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  /** Its JSON log lines so far, parsed. */
+  logs(): Record<string, unknown>[];
+  port(): number;
+  url(): string;
+  /** Resolves once /readyz answers 200. */
+  ready: Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Builds into a scratch root of this test file's own (sources symlinked, as test/scripts.test.ts
+ * does): build.mjs first deletes <root>/dist, and another file in another jest worker may be
+ * starting its instances from a build at that moment.
+ */
+export function buildService(): void {
+  root = mkdtempSync(join(tmpdir(), 'blog-api-instances-'));
+  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
+  const build = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(build.stderr);
+}
+
+/** Deletes the scratch build (after the instances have stopped). */
+export function removeService(): void {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+}
+
+/** PORT 0: the system picks a free port, read back from the "listening" line. */
+export function startInstance(env: Record<string, string>): Instance {
+  if (!root) throw new Error('buildService() first');
+  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
+    env: { ...process.env, NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const port = () => Number(/"msg":"listening on http:\/\/localhost:(\d+)"/.exec(out)?.[1] ?? 0);
+  const ready = (async () => {
+    let last = 'not listening yet';
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited early:\n${out}`);
+      if (!port()) continue;
+      try {
+        const res = await fetch(`http://127.0.0.1:${port()}/readyz`);
+        if (res.status === 200) return;
+        last = `readyz ${res.status}`;
+      } catch (err) {
+        last = String((err as Error).cause ?? err);
+      }
+    }
+    throw new Error(`not ready after 60 s (${last}):\n${out}`);
+  })();
+  ready.catch(() => undefined);
+  const logs = () =>
+    out.split('\n').flatMap((line) => {
+      if (!line.startsWith('{')) return [];
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+  return { child, output: () => out, logs, port, url: () => `http://127.0.0.1:${port()}`, ready, exited };
+}
+
+/** Stops an instance still running (SIGTERM, then SIGKILL after 15 s); for afterAll. */
+export async function stopInstance(i: Instance | undefined): Promise<void> {
+  if (!i || i.child.exitCode !== null || i.child.signalCode !== null) return;
+  i.child.kill('SIGTERM');
+  const timer = setTimeout(() => i.child.kill('SIGKILL'), 15_000);
+  await i.exited;
+  clearTimeout(timer);
+}
