@@ -41,8 +41,8 @@ function startFlags(): string[] {
   return words.slice(1, -1);
 }
 
-/** CPU ticks of a process and all its descendants (a cluster primary and its workers), reaped ones included. */
-function treeTicks(root: number): number {
+/** CPU ticks of a process and all its descendants (a cluster primary and its workers), reaped ones included; `byPid` has each process's share. */
+function treeTicks(root: number, byPid?: Map<number, number>): number {
   const children = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     if (name.charCodeAt(0) > 57) continue;
@@ -53,7 +53,9 @@ function treeTicks(root: number): number {
   const visit = (pid: number, withReaped: boolean) => {
     const f = procStat(pid);
     if (!f) return;
-    total += Number(f[11]) + Number(f[12]) + (withReaped ? Number(f[13]) + Number(f[14]) : 0);
+    const own = Number(f[11]) + Number(f[12]) + (withReaped ? Number(f[13]) + Number(f[14]) : 0);
+    total += own;
+    byPid?.set(pid, own);
     for (const c of children.get(pid) ?? []) visit(c, withReaped);
   };
   visit(root, true);
@@ -208,10 +210,12 @@ async function main(): Promise<void> {
           const tx0 = withReplica ? await xacts(onStandby) : 0;
           const windowStart = Date.now();
           const m0 = machineTicks();
-          const cpu0 = { node: treeTicks(t.pid), pg: postgresTicks(primaryPid), standby: postgresTicks(standby.pid), self: process.cpuUsage() };
+          const split0 = new Map<number, number>();
+          const cpu0 = { node: treeTicks(t.pid, split0), pg: postgresTicks(primaryPid), standby: postgresTicks(standby.pid), self: process.cpuUsage() };
           const r = await autocannon(opts(t, benchConfig.duration));
           const self = process.cpuUsage(cpu0.self);
-          const cpu = { node: treeTicks(t.pid) - cpu0.node, pg: postgresTicks(primaryPid) - cpu0.pg, standby: postgresTicks(standby.pid) - cpu0.standby };
+          const split1 = new Map<number, number>();
+          const cpu = { node: treeTicks(t.pid, split1) - cpu0.node, pg: postgresTicks(primaryPid) - cpu0.pg, standby: postgresTicks(standby.pid) - cpu0.standby };
           const m1 = machineTicks();
           let responses = 0;
           for (const { count } of Object.values(r.statusCodeStats ?? {})) responses += Number(count);
@@ -237,7 +241,9 @@ async function main(): Promise<void> {
             txStandby, sqlPrimary: pools.primary, sqlReplica: pools.replica,
           };
           (runs[`${sc.key} ${s.key}`] ??= []).push(run);
-          log(`${sc.label}, ${s.label}: ${run.rps.toFixed(0)} req/s, p50/p99 ${run.p50}/${run.p99} ms; CPU ms/req Node ${run.node.toFixed(2)}, PG primary ${run.pg.toFixed(2)}, standby ${run.standby.toFixed(2)}, load generator ${run.loadgen.toFixed(2)}; machine ${busyCores.toFixed(2)} of ${cores} cores busy (${run.otherCores.toFixed(2)} outside the bench)` +
+          // With workers: how the Node CPU divides between the cluster primary and each worker.
+          const split = split1.size > 1 ? ` (${[...split1].map(([pid, n]) => `${pid === t.pid ? 'primary' : `worker ${pid}`} ${per(n - (split0.get(pid) ?? 0)).toFixed(2)}`).join(', ')})` : '';
+          log(`${sc.label}, ${s.label}: ${run.rps.toFixed(0)} req/s, p50/p99 ${run.p50}/${run.p99} ms; CPU ms/req Node ${run.node.toFixed(2)}${split}, PG primary ${run.pg.toFixed(2)}, standby ${run.standby.toFixed(2)}, load generator ${run.loadgen.toFixed(2)}; machine ${busyCores.toFixed(2)} of ${cores} cores busy (${run.otherCores.toFixed(2)} outside the bench)` +
             (withReplica ? `; per request: ${run.txStandby.toFixed(2)} transactions on the standby (pg_stat_database), statements sent ${run.sqlPrimary.toFixed(2)} primary / ${run.sqlReplica.toFixed(2)} replica-1 (/metrics)` : '') +
             (run.errors ? `; ${run.errors} errors` : ''));
         }
