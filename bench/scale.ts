@@ -31,9 +31,14 @@ const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 const log = (msg: string) => process.stderr.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 /** The replica setup's health probes of the standby: every REPLICA_MAX_LAG_MS / 4 (1000 by default), src/db/replicas.ts. */
 const PROBES_PER_SECOND = 4;
+/** A backend reports its counts to pg_stat_database up to 10 s after it goes idle. */
+const STATS_DELAY_MS = 10_500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The node flags of `npm start` (package.json), so the service runs as shipped (as bench/run.ts does). */
+/**
+ * The node flags of `npm start` (package.json), so the service runs as shipped (as bench/run.ts
+ * does). Not `npm start` itself: its prestart rebuilds dist/, under the services already running.
+ */
 function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
   const words = pkg.scripts.start.trim().split(/\s+/).filter((w) => w !== 'exec');
@@ -130,14 +135,11 @@ async function main(): Promise<void> {
   const runs: Record<string, Run[]> = {};
   try {
     pg = await startEmbeddedPostgres({ dataDir: join(dir, 'primary'), log });
-    const server = new URL(pg.url);
-    await (async () => {
-      const c = new Client({ connectionString: pg!.url });
-      await c.connect();
-      try { await c.query('create database bench_scale'); } finally { await c.end(); }
-    })();
+    const admin = new Client({ connectionString: pg.url });
+    await admin.connect();
+    try { await admin.query('create database bench_scale'); } finally { await admin.end(); }
     const dbUrl = (base: string) => Object.assign(new URL(base), { pathname: '/bench_scale' }).toString();
-    const primaryUrl = dbUrl(server.toString());
+    const primaryUrl = dbUrl(pg.url);
     const orm = await initOrm({ clientUrl: primaryUrl });
     try { await migrate(orm); } finally { await orm.close(true); }
     const seedStart = Date.now();
@@ -197,6 +199,7 @@ async function main(): Promise<void> {
       // after it goes idle, so the standby's count of a run is only right when its previous
       // traffic ended more than 10 s before (and it is read 10.5 s after the run).
       for (const s of [setups[2], setups[0], setups[1]]) if (benchConfig.warmup > 0) await autocannon(opts(s.target!, benchConfig.warmup));
+      let replicaQuietSince = Date.now() - (benchConfig.warmup > 0 ? 2 * benchConfig.warmup * 1000 : STATS_DELAY_MS);
       for (let round = 0; round < benchConfig.rounds; round++) {
         // Rotated each round, so a neighbour's burst does not always fall on the same setup.
         const order = setups.map((_, i) => setups[(i + round) % setups.length]);
@@ -207,6 +210,8 @@ async function main(): Promise<void> {
           await waitIdle(setups.map((x) => x.target!.pid));
           const withReplica = s === setups[2];
           const pools0 = withReplica ? await poolQueries(t) : undefined;
+          // Short runs (BENCH_DURATION): the standby's previous traffic must be reported before the count starts.
+          if (withReplica) await sleep(replicaQuietSince + STATS_DELAY_MS - Date.now());
           const tx0 = withReplica ? await xacts(onStandby) : 0;
           const windowStart = Date.now();
           const m0 = machineTicks();
@@ -226,7 +231,8 @@ async function main(): Promise<void> {
             await waitIdle([t.pid]);
             const pools1 = await poolQueries(t);
             pools = { primary: perAnswer(pools1.primary - pools0!.primary), replica: perAnswer(pools1.replica - pools0!.replica) };
-            await sleep(10_500);
+            replicaQuietSince = Date.now();
+            await sleep(STATS_DELAY_MS);
             // Minus the routing's own health probes: one a poll (every 250 ms with the default
             // REPLICA_MAX_LAG_MS), each a transaction on the standby.
             txStandby = perAnswer((await xacts(onStandby)) - tx0 - ((Date.now() - windowStart) / 1000) * PROBES_PER_SECOND);
