@@ -48,6 +48,13 @@ afterAll(async () => {
   removeService();
 });
 
+/** Every answer 201; otherwise the failure names the answers and what the services logged at error level. */
+function expectAll201(answers: { status: number; body: unknown }[]): void {
+  if (answers.every((r) => r.status === 201)) return;
+  const errors = [a, b].flatMap((i) => i.output().split('\n').filter((l) => /"level":(50|60)/.test(l)));
+  throw new Error(`not all 201: ${JSON.stringify(answers.map((r) => [r.status, r.body]))}\nservice errors:\n${errors.join('\n')}`);
+}
+
 const register = (on: Instance, email: string) => rest(on.url(), 'POST', '/auth/register', { body: { name: 'Multi', email, password: PASSWORD } });
 const login = (on: Instance, email: string, password: string) => rest(on.url(), 'POST', '/auth/login', { body: { email, password } });
 
@@ -119,7 +126,7 @@ it('40 mails queued through both instances are each delivered exactly once, by b
   const beforeB = sentIds(b).length;
   const emails = Array.from({ length: 40 }, (_, i) => `once-${i}@example.test`);
   const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
-  expect(answers.map((r) => r.status)).toEqual(emails.map(() => 201));
+  expectAll201(answers);
   await until('40 mails', () => deliveries('once-').size === 40);
   // Time for a duplicate to show up, were there one: the senders are idle by now.
   await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
@@ -164,7 +171,7 @@ it('after one instance is killed (SIGKILL) mid-queue, the survivor delivers the 
   const emails = Array.from({ length: 40 }, (_, i) => `kill-${i}@example.test`);
   const beforeA = sentIds(a).length;
   const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
-  expect(answers.map((r) => r.status)).toEqual(emails.map(() => 201));
+  expectAll201(answers);
   // Every mail is committed to the outbox; A is part-way through its share.
   await until('A to send some of them', () => sentIds(a).length >= beforeA + 3);
   a.child.kill('SIGKILL');
