@@ -77,7 +77,13 @@ export class StatementShapes {
       const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : (current.native ??= query.toSQL().toNative().sql);
       return connection.executeQuery(logged, async () => (await query).rows as R[], { query: sql, params, id: em.id });
     };
-    return stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection);
+    try {
+      return await (stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection));
+    } catch (err) {
+      // As the ORM's own reads do: a driver error becomes the ORM's exception (codes kept), so
+      // callers see one kind of error whichever way a read went (db-outage: a 503 on both surfaces).
+      throw em.getDriver().convertException(err as Error);
+    }
   }
 }
 
