@@ -20,7 +20,8 @@ const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 /** The node flags of `npm start` (package.json), so the service is measured as shipped. */
 function startFlags(): string[] {
   const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.trim().split(/\s+/);
+  // `exec node ...`: the shell replaces itself with node, so signals reach it (package.json).
+  const words = pkg.scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
   if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`npm start is not "node [flags] dist/src/main.js": ${pkg.scripts.start}`);
   return words.slice(1, -1);
 }

@@ -11,6 +11,8 @@ export interface Logger {
   warn(obj: object | string, msg?: string): void;
   error(obj: object | string, msg?: string): void;
   debug(obj: object | string, msg?: string): void;
+  /** Whether a line at this level would be written (pino has it): callers may skip building it. */
+  isLevelEnabled?(level: string): boolean;
 }
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };

@@ -10,8 +10,9 @@ import { readStale } from '../db/replicas';
  * which filters. So the first request of a shape builds it with stand-ins for its numbers; the
  * stand-ins' positions among the compiled bindings say where each later request's numbers go.
  * Every number of a shape must come through `n` (ids, limits, offsets); anything else in the
- * statement (filter conditions, `true`, `null`) is part of the shape. Only for statements whose
- * filters take no parameters (softDelete, not tenant), which is why the key names the filters.
+ * statement (filter conditions, `true`, `null`) is part of the shape. A filter that takes
+ * parameters (tenant) must get them through `n` too (the tenant posts build theirs on a fork whose
+ * `tenant` parameter is a stand-in); otherwise the key names the filters.
  */
 export interface CompiledStatement {
   sql: string;
@@ -37,11 +38,12 @@ interface OrmConnection {
 }
 interface KnexRaw extends PromiseLike<{ rows: unknown[] }> {
   options(o: { name: string }): KnexRaw;
+  toSQL(): { toNative(): { sql: string } };
   transacting(trx: unknown): KnexRaw;
 }
 
 export class StatementShapes {
-  private readonly shapes = new Map<string, { sql: string; name: string; slots: Slot[] }>();
+  private readonly shapes = new Map<string, { sql: string; name: string; slots: Slot[]; native?: string }>();
 
   /**
    * Rows of the statement of shape `key` for `values`. `build(n)` builds it with the ORM, taking
@@ -65,15 +67,23 @@ export class StatementShapes {
     }
     const params = shape.slots.map((s) => ('value' in s ? values[s.value] : s.constant));
     const { sql, name } = shape;
+    const current = shape;
     const run = (connection: OrmConnection) => {
       const query = connection.getKnex().raw(sql, params).options({ name });
       const trx = em.getTransactionContext();
       if (trx) query.transacting(trx);
       const logger = em.config.getLogger();
-      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : sql;
+      // Logged as the ORM logs its own statements: values in place, or PostgreSQL's $n placeholders.
+      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : (current.native ??= query.toSQL().toNative().sql);
       return connection.executeQuery(logged, async () => (await query).rows as R[], { query: sql, params, id: em.id });
     };
-    return stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection);
+    try {
+      return await (stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection));
+    } catch (err) {
+      // As the ORM's own reads do: a driver error becomes the ORM's exception (codes kept), so
+      // callers see one kind of error whichever way a read went (db-outage: a 503 on both surfaces).
+      throw em.getDriver().convertException(err as Error);
+    }
   }
 }
 

@@ -45,6 +45,8 @@ export function requestLogger(log: Logger, table: RouteTable) {
     // answered (so at 'close' req.path says "/"), and the GraphQL guard turns HEAD into GET.
     const { method, path } = req;
     res.once('close', () => {
+      // Below 500 the line is at info: not built at all when the logger would drop it (LOG_LEVEL=warn).
+      if (res.statusCode < 500 && log.isLevelEnabled?.('info') === false) return;
       const ctx = res.locals.ctx as RequestContext | undefined;
       const line = {
         requestId: res.locals.requestId as string | undefined,

@@ -95,6 +95,21 @@ export function createMetrics(orm: MikroORM): Metrics {
     });
   }
 
+  // The labelled children per series, looked up by one string: prom-client would otherwise hash
+  // the label object (sorting its keys) for the histogram and again for the counter per request.
+  // Bounded by the route table's patterns × methods × statuses (no raw path is a label).
+  const httpChildren = new Map<string, { duration: { observe(v: number): void }; requests: { inc(): void } }>();
+  const httpSeries = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let series = httpChildren.get(key);
+    if (!series) {
+      const labels = { method, route, status_code: String(status) };
+      series = { duration: httpDuration.labels(labels), requests: httpRequests.labels(labels) };
+      httpChildren.set(key, series);
+    }
+    return series;
+  };
+
   const seenNames = new Set<string>();
   const operationLabel = (name: string | null | undefined): string => {
     if (!name || !OPERATION_NAME.test(name)) return 'anonymous';
@@ -108,14 +123,14 @@ export function createMetrics(orm: MikroORM): Metrics {
     registry,
     exposition: () => registry.metrics(),
     http: (table) => (req, res, next) => {
-      const end = httpDuration.startTimer();
+      const start = process.hrtime.bigint();
       // Read now, not at 'close': the /graphql mount leaves req.path as "/" (see logging.ts).
       const { method, path } = req;
       res.once('close', () => {
         // The route pattern, never the raw path: ids and tokens would make one series per request.
-        const labels = { method, route: table.match(path) ?? 'unmatched', status_code: String(res.statusCode) };
-        end(labels);
-        httpRequests.inc(labels);
+        const series = httpSeries(method, table.match(path) ?? 'unmatched', res.statusCode);
+        series.duration.observe(Number(process.hrtime.bigint() - start) / 1e9);
+        series.requests.inc();
       });
       next();
     },

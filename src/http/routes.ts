@@ -26,8 +26,14 @@ export function contextOf(res: Response): RequestContext {
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
 export class RouteTable {
   private readonly entries: { path: string; pattern: RegExp; methods: Set<string> }[] = [];
+  /**
+   * Answers per path: the guard, the log line and the metric each ask about the request's path,
+   * and each scan tests every pattern. Bounded: emptied when full (paths carry ids).
+   */
+  private readonly seen = new Map<string, { route: string | null; allowed: string[] | null }>();
 
   add(path: string, ...methods: string[]): void {
+    this.seen.clear();
     const source = '^' + path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$';
     let entry = this.entries.find((e) => e.pattern.source === source);
     if (!entry) this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
@@ -37,6 +43,25 @@ export class RouteTable {
 
   /** null when no route has this path; else the methods it accepts. */
   allowed(path: string): string[] | null {
+    return this.lookup(path).allowed;
+  }
+
+  /** The declared pattern (`/posts/:id`) a path belongs to, for logs and metric labels; null when none. */
+  match(path: string): string | null {
+    return this.lookup(path).route;
+  }
+
+  private lookup(path: string): { route: string | null; allowed: string[] | null } {
+    let found = this.seen.get(path);
+    if (!found) {
+      found = { route: this.entries.find((e) => e.pattern.test(path))?.path ?? null, allowed: this.scan(path) };
+      if (this.seen.size >= 1000) this.seen.clear();
+      this.seen.set(path, found);
+    }
+    return found;
+  }
+
+  private scan(path: string): string[] | null {
     const methods = new Set<string>();
     let found = false;
     for (const e of this.entries) {
@@ -46,10 +71,5 @@ export class RouteTable {
       }
     }
     return found ? [...methods].sort() : null;
-  }
-
-  /** The declared pattern (`/posts/:id`) a path belongs to, for logs and metric labels; null when none. */
-  match(path: string): string | null {
-    return this.entries.find((e) => e.pattern.test(path))?.path ?? null;
   }
 }

@@ -2,7 +2,8 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../core/errors';
-import { User } from '../user/user.entity';
+import type { User } from '../user/user.entity';
+import { userById } from '../user/user.queries';
 
 /**
  * Access tokens: HS256 JWT `{id, tv}` for 7 days (`tv` is the user's token version, bumped by a
@@ -59,7 +60,7 @@ export class TokenService {
     if (!match) return null;
     const p = this.verify(match[1]);
     if (!p || p.purpose !== undefined || !isId(p.id) || typeof p.tv !== 'number') throw AppError.unauthenticated('Invalid token');
-    const user = await em.findOne(User, { id: p.id });
+    const user = await userById(em, p.id);
     if (!user) throw AppError.unauthenticated('User not found');
     if (user.tokenVersion !== p.tv) throw AppError.unauthenticated('Invalid token');
     return user;
