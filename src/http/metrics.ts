@@ -67,6 +67,7 @@ export function createMetrics(orm: MikroORM): Metrics {
   const wsActive = new Gauge({ name: 'graphql_subscriptions_active', help: 'Active GraphQL subscriptions by field', labelNames: ['field'] as const, registers: [registry] });
   const wsDelivered = new Counter({ name: 'graphql_subscription_events_delivered_total', help: 'Subscription events sent, one per subscriber, by field', labelNames: ['field'] as const, registers: [registry] });
   const wsLag = new Histogram({ name: 'graphql_subscription_delivery_lag_seconds', help: 'From the event\'s NOTIFY (in the writing transaction) to its send to a subscriber', labelNames: ['field'] as const, buckets: BUCKETS, registers: [registry] });
+  const deliveredByField = new Map<string, { count: ReturnType<typeof wsDelivered.labels>; lag: ReturnType<typeof wsLag.labels> }>();
 
   // Statements per pool (primary, replica-N) and the replicas' state (db/replicas.ts).
   const routing = readRoutingOf(orm);
@@ -151,9 +152,12 @@ export function createMetrics(orm: MikroORM): Metrics {
     subscriptions: {
       socketOpened: (delta) => wsSockets.inc(delta),
       active: (field, delta) => wsActive.inc({ field }, delta),
+      // Once per subscriber per event (thousands per comment): the labelled children are looked up once per field.
       delivered(field, lagMs) {
-        wsDelivered.inc({ field });
-        wsLag.observe({ field }, Math.max(0, lagMs) / 1000);
+        let child = deliveredByField.get(field);
+        if (!child) deliveredByField.set(field, (child = { count: wsDelivered.labels(field), lag: wsLag.labels(field) }));
+        child.count.inc();
+        child.lag.observe(Math.max(0, lagMs) / 1000);
       },
     },
     async handler(_req, res) {
