@@ -148,7 +148,8 @@ async function main(): Promise<void> {
     try { await fill(c0, benchConfig); } finally { await c0.end(); }
     log(`seeded ${benchConfig.users} users, ${benchConfig.posts} posts, ${benchConfig.comments} comments in ${Date.now() - seedStart} ms`);
 
-    standby = await startStandby(pg, join(dir, 'standby'));
+    // shared_buffers as the primary's, so both tiers read from the same size of cache.
+    standby = await startStandby(pg, join(dir, 'standby'), { name: 'bench-standby', settings: { shared_buffers: '128MB' } });
     const standbyUrl = dbUrl(standby.url);
     await caughtUp(primaryUrl, standbyUrl);
     log(`standby streaming (pid ${standby.pid})`);

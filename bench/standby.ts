@@ -4,12 +4,11 @@ import { Client } from 'pg';
 import { freePort, postgresBinaries } from '../src/db/embedded';
 
 /**
- * A hot standby of a running embedded primary, for `npm run bench:scale`: the same recipe as
- * test/support/replica.ts (the embedded binaries have no pg_basebackup): a copy of the primary's
- * data directory taken inside the low-level backup API, its backup_label, standby.signal and
- * primary_conninfo, started on its own port. Kept apart from the test helper because the bench
- * is built to dist/ (scripts/build.mjs compiles src, scripts and bench, not test) and its primary
- * is the bench's own seeded cluster, not one made for it.
+ * A hot standby of a running embedded primary (the embedded binaries have no pg_basebackup): a
+ * copy of the primary's data directory taken inside the low-level backup API, its backup_label,
+ * standby.signal and primary_conninfo, started on its own port. Used by `npm run bench:scale`
+ * and by the replica tests (test/support/replica.ts); it lives here because the bench is built
+ * to dist/ (scripts/build.mjs compiles src, scripts and bench, not test).
  */
 export interface Standby {
   /** The `postgres` database on the standby (swap the path for another database). */
@@ -21,13 +20,21 @@ export interface Standby {
 
 const READY = 'database system is ready to accept read-only connections';
 
-export async function startStandby(primary: { url: string; dataDir: string }, standbyDir: string): Promise<Standby> {
+export interface StandbyOptions {
+  /** application_name on the primary, and the backup's label. */
+  name?: string;
+  /** More server settings (`-c key=value`). */
+  settings?: Record<string, string>;
+}
+
+export async function startStandby(primary: { url: string; dataDir: string }, standbyDir: string, opts: StandbyOptions = {}): Promise<Standby> {
+  const name = opts.name ?? 'standby';
   const { binDir, owner } = postgresBinaries();
   const primaryUrl = new URL(primary.url);
   const admin = new Client({ connectionString: primary.url });
   await admin.connect();
   try {
-    await admin.query(`select pg_backup_start('bench-standby', true)`);
+    await admin.query('select pg_backup_start($1, true)', [name]);
     const copy = spawnSync('cp', ['-a', primary.dataDir, standbyDir], { encoding: 'utf8' });
     if (copy.status !== 0) throw new Error(`copying the data directory failed: ${copy.stderr}`);
     for (const f of ['postmaster.pid', 'postmaster.opts']) {
@@ -42,19 +49,18 @@ export async function startStandby(primary: { url: string; dataDir: string }, st
   writeFileSync(`${standbyDir}/standby.signal`, '');
   appendFileSync(
     `${standbyDir}/postgresql.auto.conf`,
-    `primary_conninfo = 'host=127.0.0.1 port=${primaryUrl.port} user=postgres password=${decodeURIComponent(primaryUrl.password)} application_name=bench-standby'\n`,
+    `primary_conninfo = 'host=127.0.0.1 port=${primaryUrl.port} user=postgres password=${decodeURIComponent(primaryUrl.password)} application_name=${name}'\n`,
   );
   if (owner) for (const f of ['backup_label', 'tablespace_map', 'standby.signal', 'postgresql.auto.conf']) {
     try { chownSync(`${standbyDir}/${f}`, owner.uid, owner.gid); } catch { /* tablespace_map may not exist */ }
   }
 
   const port = await freePort();
-  // max_connections as the primary's (a standby needs at least the primary's value);
-  // shared_buffers as the primary's, so both tiers read from the same size of cache.
+  // max_connections as the primary's (a standby needs at least the primary's value).
   const child: ChildProcess = spawn(
     `${binDir}/postgres`,
     ['-D', standbyDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200', '-c', 'shared_buffers=128MB'],
+      '-c', 'max_connections=200', ...Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`])],
     { ...(owner ?? {}), detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } },
   );
   let log = '';
@@ -97,13 +103,13 @@ export async function startStandby(primary: { url: string; dataDir: string }, st
 }
 
 /** Waits until the standby has replayed everything the primary has written so far. */
-export async function caughtUp(primaryUrl: string, standbyUrl: string, timeoutMs = 60_000): Promise<void> {
+export async function caughtUp(primaryUrl: string, standbyUrl: string, timeoutMs = 60_000, pollMs = 100): Promise<void> {
   const p = new Client({ connectionString: primaryUrl });
   const s = new Client({ connectionString: standbyUrl });
   await Promise.all([p.connect(), s.connect()]);
   try {
     const { rows } = await p.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
-    for (const deadline = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 100))) {
+    for (const deadline = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, pollMs))) {
       const { rows: r } = await s.query<{ ok: boolean }>('select pg_last_wal_replay_lsn() >= $1::pg_lsn as ok', [rows[0].lsn]);
       if (r[0].ok) return;
       if (Date.now() > deadline) throw new Error('the standby did not catch up');
