@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { followStart } from './support/follow-start';
 import type { TestApp } from './support/harness';
 import { connect as connectWs } from './support/ws';
 
@@ -32,29 +33,9 @@ function start(extraEnv: Record<string, string> = {}): { child: ChildProcess; ou
     env: { ...process.env, NODE_ENV: 'development', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (out += c));
+  const { output, port, ready } = followStart(child, 30_000);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const port = () => Number(/"msg":"listening on http:\/\/localhost:(\d+)"/.exec(out)?.[1] ?? 0);
-  const ready = (async () => {
-    let last = 'not listening yet';
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      if (child.exitCode !== null) throw new Error(`exited early:\n${out}`);
-      if (!port()) continue;
-      try {
-        const res = await fetch(`http://127.0.0.1:${port()}/readyz`);
-        if (res.status === 200) return;
-        last = `readyz ${res.status}`;
-      } catch (err) {
-        last = String((err as Error).cause ?? err);
-      }
-    }
-    throw new Error(`not ready after 30 s (${last}):\n${out}`);
-  })();
-  // A test that expects the start to fail never awaits `ready`: its rejection must not land on the next test.
-  ready.catch(() => undefined);
-  return { child, output: () => out, port, ready, exited };
+  return { child, output, port, ready, exited };
 }
 
 /** The embedded cluster's connection, from the files it keeps (password in DATA_DIR, port in postmaster.pid). */

@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { followStart } from './follow-start';
 
 /**
  * Real service processes, started as `npm start` starts one (the built dist/src/main.js), for
@@ -49,29 +50,10 @@ export function startInstance(env: Record<string, string>): Instance {
     env: { ...process.env, NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout!.on('data', (c) => (out += c));
-  child.stderr!.on('data', (c) => (out += c));
+  const { output, port, ready } = followStart(child);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const port = () => Number(/"msg":"listening on http:\/\/localhost:(\d+)"/.exec(out)?.[1] ?? 0);
-  const ready = (async () => {
-    let last = 'not listening yet';
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited early:\n${out}`);
-      if (!port()) continue;
-      try {
-        const res = await fetch(`http://127.0.0.1:${port()}/readyz`);
-        if (res.status === 200) return;
-        last = `readyz ${res.status}`;
-      } catch (err) {
-        last = String((err as Error).cause ?? err);
-      }
-    }
-    throw new Error(`not ready after 60 s (${last}):\n${out}`);
-  })();
-  ready.catch(() => undefined);
   const logs = () =>
-    out.split('\n').flatMap((line) => {
+    output().split('\n').flatMap((line) => {
       if (!line.startsWith('{')) return [];
       try {
         return [JSON.parse(line) as Record<string, unknown>];
@@ -79,7 +61,7 @@ export function startInstance(env: Record<string, string>): Instance {
         return [];
       }
     });
-  return { child, output: () => out, logs, port, url: () => `http://127.0.0.1:${port()}`, ready, exited };
+  return { child, output, logs, port, url: () => `http://127.0.0.1:${port()}`, ready, exited };
 }
 
 /** Stops an instance still running (SIGTERM, then SIGKILL after 15 s); for afterAll. */

@@ -3,6 +3,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { followStart } from './follow-start';
 
 /**
  * `npm start` as a user runs it, in a fresh copy of the project (sources, build script and
@@ -38,28 +39,9 @@ export function npmStart(copy: Copy, extraEnv: Record<string, string> = {}): Sta
     env: { ...process.env, NODE_ENV: 'development', PORT: '0', DATA_DIR: copy.dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  npm.stdout!.on('data', (c) => (out += c));
-  npm.stderr!.on('data', (c) => (out += c));
+  const { output, port, ready } = followStart(npm);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.on('exit', (code, signal) => resolve({ code, signal })));
-  const port = () => Number(/"msg":"listening on http:\/\/localhost:(\d+)"/.exec(out)?.[1] ?? 0);
-  const ready = (async () => {
-    let last = 'not listening yet';
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-      if (npm.exitCode !== null || npm.signalCode !== null) throw new Error(`exited early:\n${out}`);
-      if (!port()) continue;
-      try {
-        const res = await fetch(`http://127.0.0.1:${port()}/readyz`);
-        if (res.status === 200) return;
-        last = `readyz ${res.status}`;
-      } catch (err) {
-        last = String((err as Error).cause ?? err);
-      }
-    }
-    throw new Error(`not ready after 60 s (${last}):\n${out}`);
-  })();
-  ready.catch(() => undefined);
-  return { npm, output: () => out, port, ready, exited };
+  return { npm, output, port, ready, exited };
 }
 
 export interface Proc { pid: number; ppid: number; cwd: string; cmd: string; uid: number }
