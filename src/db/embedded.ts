@@ -145,7 +145,8 @@ async function recoverCluster(bin: string, cluster: string, ownerFile: string, o
     case 'owned':
       return { url: `postgres://postgres:${password}@127.0.0.1:${state.port}/postgres`, dataDir: cluster, shared: true, stop: async () => undefined };
     case 'stale':
-      log(`found a stale postmaster.pid (pid ${state.pid} is not running) left by a previous run that was killed: PostgreSQL replaces it and recovers from its write-ahead log`);
+      if (state.zombie) removeStalePidFile(cluster);
+      log(`found a stale postmaster.pid (pid ${state.pid} is not running) left by a previous run that was killed: ${state.zombie ? 'removed it (that pid is a dead, unreaped process PostgreSQL would take for a live postmaster); PostgreSQL' : 'PostgreSQL replaces it and'} recovers from its write-ahead log`);
       return null;
     case 'reused':
       removeStalePidFile(cluster);

@@ -8,8 +8,13 @@ import { existsSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
  */
 export type ClusterState =
   | { kind: 'clean' }
-  /** postmaster.pid names no running process: PostgreSQL replaces the file itself (after checking its shared memory is free). */
-  | { kind: 'stale'; pid: number }
+  /**
+   * postmaster.pid names no running process: PostgreSQL replaces the file itself (after checking
+   * its shared memory is free). `zombie`: the killed postmaster is dead but not yet reaped (its
+   * parent was killed too, and a container's PID 1 may never reap it); it still answers kill(pid, 0),
+   * so PostgreSQL would take it for a live postmaster: the file must go.
+   */
+  | { kind: 'stale'; pid: number; zombie: boolean }
   /** postmaster.pid names a live process that is not a PostgreSQL on this directory: PostgreSQL would refuse to start. */
   | { kind: 'reused'; pid: number; command: string }
   /** A postmaster runs on the cluster, child of its live owner (a running `npm start`): share it. */
@@ -27,21 +32,21 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** argv and parent of a process: /proc on Linux, `ps` elsewhere; undefined when it is gone. */
-export function processInfo(pid: number): { argv: string[]; ppid: number } | undefined {
+/** argv, parent and zombie state of a process: /proc on Linux, `ps` elsewhere; undefined when it is gone. */
+export function processInfo(pid: number): { argv: string[]; ppid: number; zombie: boolean } | undefined {
   if (existsSync('/proc/self/stat')) {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return { argv, ppid };
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return { argv, ppid: Number(ppid), zombie: state === 'Z' || state === 'X' };
     } catch {
       return undefined;
     }
   }
-  const ps = spawnSync('ps', ['-o', 'ppid=,command=', '-p', String(pid)], { encoding: 'utf8' });
-  const m = /^\s*(\d+)\s+(.*)$/.exec(ps.stdout ?? '');
-  return m ? { argv: m[2].split(/\s+/), ppid: Number(m[1]) } : undefined;
+  const ps = spawnSync('ps', ['-o', 'stat=,ppid=,command=', '-p', String(pid)], { encoding: 'utf8' });
+  const m = /^\s*(\S+)\s+(\d+)\s+(.*)$/.exec(ps.stdout ?? '');
+  return m ? { argv: m[3].split(/\s+/), ppid: Number(m[2]), zombie: m[1].startsWith('Z') } : undefined;
 }
 
 function samePath(a: string, b: string): boolean {
@@ -66,7 +71,7 @@ export function inspectCluster(cluster: string, ownerFile: string): ClusterState
   const lines = readFileSync(pidFile, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const info = alive(pid) ? processInfo(pid) : undefined;
-  if (!info) return { kind: 'stale', pid };
+  if (!info || info.zombie) return { kind: 'stale', pid, zombie: !!info };
   if (!isPostmasterOn(info.argv, cluster)) return { kind: 'reused', pid, command: info.argv.join(' ').slice(0, 80) };
   const ownerPid = existsSync(ownerFile) ? Number(readFileSync(ownerFile, 'utf8').trim()) : 0;
   // Its parent is the owner only while the owner lives: a killed owner's postmaster is re-parented.
