@@ -41,7 +41,7 @@ async function main(): Promise<void> {
 
     const config = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 'explain-secret-explain-secret-explain-secret', DATABASE_URL: url, LOG_LEVEL: 'silent', AUTH_RATE_LIMIT_PER_MINUTE: '0' });
     const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: silentLogger });
-    const server = built.app.listen(0, '127.0.0.1');
+    const server = built.listen(0, '127.0.0.1', () => undefined);
     await new Promise((r) => server.once('listening', r));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const get = async (path: string) => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
-import type { Server } from 'node:http';
-import express, { type Express } from 'express';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import express from 'express';
 import { expressMiddleware } from '@as-integrations/express5';
 import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
@@ -8,16 +8,17 @@ import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE } from './graphql/ide';
-import { requestId, requestLogger } from './http/logging';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { contextMiddleware } from './http/context.middleware';
-import { errorHandler, routeGuard, sendError } from './http/error-handler';
-import { contextOf, RouteTable } from './http/routes';
+import { errorHandler, sendError } from './http/error-handler';
+import { RouteTable } from './http/routes';
+import { restRouter } from './http/rest';
+import { createFront } from './http/front';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
-import { corsPolicy, graphqlRequestGuard, securityHeaders } from './http/security';
+import { graphqlRequestGuard } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
 import type { RequestContext } from './core/context';
@@ -27,7 +28,13 @@ export interface AppOptions {
 }
 
 export interface BuiltApp {
-  app: Express;
+  /** The request listener: REST, GraphQL over HTTP, health, metrics and documentation. */
+  handle: RequestListener;
+  /**
+   * A server with `handle` and the GraphQL WebSocket endpoint (whoever starts one, main.ts,
+   * cluster workers or the tests, gets both without a second call to forget).
+   */
+  listen(port: number, host: string, callback: (err?: Error) => void): Server;
   services: Services;
   /** Set by shutdown: /readyz answers 503 so load balancers stop sending traffic. */
   state: { draining: boolean };
@@ -65,15 +72,6 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
 
   const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
   const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, app, state, metrics: metrics.subscriptions });
-  // WebSocket upgrades never reach Express: whoever starts the server (main.ts, cluster workers,
-  // the tests) gets the endpoint with it, without a second call to forget.
-  const listen = app.listen.bind(app) as (...args: unknown[]) => Server;
-  app.listen = ((...args: unknown[]) => {
-    const server = listen(...args);
-    subscriptions.attach(server);
-    return server;
-  }) as typeof app.listen;
-
   const routes = restRoutes(services);
   const table = new RouteTable();
   table.add('/healthz', 'get');
@@ -87,14 +85,9 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   table.add(DOCS_ASSET_ROUTE, 'get');
   if (!production) table.add(IDE_ASSET_ROUTE, 'get');
 
-  // Before the route guard, so 404s and 405s get an id, a log line and a metric too.
-  app.use(requestId());
-  app.use(requestLogger(deps.log, table));
-  app.use(metrics.http(table));
-  app.use(securityHeaders());
-  app.use(corsPolicy(deps.config.corsOrigins));
-  app.use(routeGuard(table));
-
+  // Express answers what is not REST: health, metrics, documentation and GraphQL. The front
+  // (http/front.ts) has already given each request its id, headers, log line, metric, CORS and
+  // 404/405 before it gets here.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -114,30 +107,33 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     app.get(IDE_ASSET_ROUTE, graphqlIdeAsset);
     app.get('/graphql', graphqlIde());
   }
-
-  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
-  app.use(contextMiddleware(deps.orm, services.tokens, resolveTenant));
-
-  // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
-  // an authenticated caller always reads from the primary, so it sees its own writes at once.
-  const replicaReads = (req: express.Request, res: express.Response, next: express.NextFunction) => {
-    if (!req.headers.authorization) contextOf(res).readFrom = 'read';
-    next();
-  };
-  for (const r of routes) {
-    if (r.staleReadsOk) app[r.method](r.path, replicaReads, inFlight.track(r.handler));
-    else app[r.method](r.path, inFlight.track(r.handler));
-  }
-  app.use('/graphql', graphqlRequestGuard());
   app.use(
     '/graphql',
+    express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }),
+    contextMiddleware(deps.orm, services.tokens, resolveTenant),
+    graphqlRequestGuard(),
     inFlight.track(expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext })),
   );
   app.use(errorHandler(deps.log));
 
+  const rest = restRouter(routes, { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, log: deps.log, app });
+  const handle = createFront({ table, log: deps.log, metrics, corsOrigins: deps.config.corsOrigins, rest: rest.dispatch, others: app });
+
   const jobs = services.jobs;
   return {
-    app,
+    handle,
+    listen(port: number, host: string, callback: (err?: Error) => void): Server {
+      const server = createServer(handle);
+      // As Express 5's listen: the callback also hears a listen error (EADDRINUSE).
+      const failed = (err: Error) => callback(err);
+      server.once('error', failed);
+      server.listen(port, host, () => {
+        server.off('error', failed);
+        callback();
+      });
+      subscriptions.attach(server);
+      return server;
+    },
     services,
     state,
     inFlight,

@@ -68,9 +68,9 @@ async function main(): Promise<void> {
     });
     if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
     built = await createApp({ config: { ...config, jwtSecret }, orm, log });
-    // Express 5's app.listen also calls its callback on a listen error (EADDRINUSE): it must not read as success.
+    // The callback also hears a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
-      const s = built.app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+      const s = built.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
     });
   } catch (err) {
     await orm?.close(true).catch(() => undefined);

@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import express from 'express';
 import { GraphQLError } from 'graphql';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { startTestApp, type TestApp } from './support/harness';
+import { headerTenantResolver } from '../src/core/tenant';
+import { silentLogger } from '../src/core/logger';
+import { createFront } from '../src/http/front';
+import { InFlight } from '../src/http/in-flight';
+import { createMetrics } from '../src/http/metrics';
+import { restRouter } from '../src/http/rest';
+import { reply, RouteTable } from '../src/http/routes';
 import { clients, rest } from './support/client';
 import { buildUser } from './support/factories';
 import { createPinoLogger, wantsPrettyLogs } from '../src/core/logger';
-import { contextMiddleware } from '../src/http/context.middleware';
-import { requestId } from '../src/http/logging';
-import { contextOf } from '../src/http/routes';
-import { headerTenantResolver } from '../src/core/tenant';
 
 /** Log lines captured in memory: the real pino logger, writing to an array. */
 const lines: string[] = [];
@@ -62,13 +66,14 @@ describe('request ids', () => {
   });
 
   it('RequestContext.requestId is the same id', async () => {
-    const probe = express();
-    probe.use(requestId());
-    probe.use(contextMiddleware(app.orm, app.built.services.tokens, headerTenantResolver));
-    probe.get('/probe', (_req, res) => {
-      res.json({ requestId: contextOf(res).requestId });
+    // A probe route behind the real front and REST adapter answers its context's id.
+    const table = new RouteTable();
+    table.add('/probe', 'get');
+    const router = restRouter([{ method: 'get', path: '/probe', handler: async (_req, ctx) => reply({ requestId: ctx.requestId }) }], {
+      orm: app.orm, tokens: app.built.services.tokens, resolveTenant: headerTenantResolver, inFlight: new InFlight(), log: silentLogger, app: express(),
     });
-    const server = probe.listen(0, '127.0.0.1');
+    const front = createFront({ table, log: silentLogger, metrics: createMetrics(app.orm), corsOrigins: [], rest: router.dispatch, others: (_req, res) => res.end() });
+    const server = createServer(front).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/probe`;

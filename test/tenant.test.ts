@@ -341,7 +341,7 @@ describe('the tenant resolver is replaceable', () => {
     const built = await createApp(app.built.services.deps, { resolveTenant: subdomainResolver });
     closeApp = () => built.close();
     server = await new Promise((resolve) => {
-      const s = built.app.listen(0, '127.0.0.1', () => resolve(s));
+      const s = built.listen(0, '127.0.0.1', () => resolve(s));
     });
     port = (server.address() as AddressInfo).port;
   });

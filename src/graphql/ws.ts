@@ -23,6 +23,7 @@ import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
 import type { TenantResolver } from '../core/tenant';
 import { buildRequestContext } from '../http/context.middleware';
+import { clientIp } from '../http/express-view';
 import type { SubscriptionMetrics } from '../http/metrics';
 import type { AppDeps, Services } from '../modules/services';
 import { formatError } from './errors';
@@ -256,13 +257,4 @@ async function subscribeWithDeliveries(args: ExecutionArgs, metrics: Subscriptio
     },
   };
   return mapped as unknown as AsyncGenerator<ExecutionResult>;
-}
-
-/** The client IP exactly as Express computes `req.ip` (TRUST_PROXY), for the per-IP limit. */
-function clientIp(app: Express, req: IncomingMessage): string {
-  const r = Object.create(app.request) as { headers: unknown; socket: unknown; connection: unknown; ip?: string };
-  r.headers = req.headers;
-  r.socket = req.socket;
-  r.connection = req.socket;
-  return r.ip ?? req.socket.remoteAddress ?? 'unknown';
 }

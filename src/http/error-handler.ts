@@ -1,64 +1,49 @@
-import type { ErrorRequestHandler, Request, Response, NextFunction } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ErrorRequestHandler } from 'express';
 import { AppError, toAppError } from '../core/errors';
-import type { RouteTable } from './routes';
 import type { Logger } from '../core/logger';
 import { redactPath } from './logging';
 
-export function sendError(res: Response, err: AppError): void {
+/** Writes an error answer; any ServerResponse (Express's is one). */
+export function sendError(res: ServerResponse, err: AppError): void {
   if (err.retryAfter) res.setHeader('Retry-After', String(err.retryAfter));
   const body: Record<string, unknown> = { message: err.message };
   if (err.errors) body.errors = err.errors;
-  res.status(err.status).json(body);
+  sendJsonText(res, err.status, JSON.stringify(body));
 }
 
-/** Unknown path → 404; known path, other method → 405 with Allow. Runs before the body is read. */
-export function routeGuard(table: RouteTable) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const allowed = table.allowed(req.path);
-    if (!allowed) return sendError(res, AppError.notFound('Not found'));
-    if (req.method === 'OPTIONS') {
-      // CORS preflights were answered before this guard; a plain OPTIONS learns the methods.
-      res.setHeader('Allow', allowed.join(', '));
-      return void res.status(204).end();
-    }
-    if (!allowed.includes(req.method)) {
-      res.setHeader('Allow', allowed.join(', '));
-      return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed'));
-    }
-    // The router would fail to decode a parameter like `%E0%A4%A` with a bare 400 error. Such a
-    // segment is no valid id or token, so the route gets `-` instead and answers as it does for
-    // any invalid value (CONTRACT 7: the resource's own 404, after authentication).
-    if (!decodable(req.path)) {
-      req.url = req.url.replace(/^[^?]*/, (path) => path.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/'));
-    }
-    return next();
-  };
+/** JSON text with its status, type and length: every REST answer and error goes out here. */
+export function sendJsonText(res: ServerResponse, status: number, json: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
-function decodable(path: string): boolean {
-  try {
-    decodeURIComponent(path);
-    return true;
-  } catch {
-    return false;
-  }
+/** AppError as is, the body parser's errors by type, anything else through toAppError (500 unless known). */
+export function restError(err: unknown): AppError {
+  const type = (err as { type?: string } | undefined)?.type;
+  if (type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Payload too large');
+  if (type === 'entity.parse.failed') return AppError.badRequest('Malformed JSON');
+  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return AppError.badRequest('Unsupported content encoding');
+  if (type === 'request.aborted') return AppError.badRequest('Request aborted');
+  if (isClientHttpError(err)) return AppError.badRequest('Malformed request body');
+  return toAppError(err);
 }
 
-/** The one place REST turns errors into responses: AppError as is, body-parser errors by type, the rest 500. */
+/**
+ * The one place REST turns errors into responses (http/rest.ts for routes, the Express tail for
+ * GraphQL and the documentation): 5xx are logged, then answered unless the answer has started.
+ */
+export function answerError(log: Logger, req: IncomingMessage, res: ServerResponse, path: string, requestId: string | undefined, err: unknown): void {
+  const appError = restError(err);
+  if (appError.status >= 500) log.error({ err, path: redactPath(path), method: req.method, requestId }, 'request failed');
+  if (res.headersSent) return void res.end();
+  sendError(res, appError);
+}
+
 export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    const type = (err as { type?: string }).type;
-    let appError: AppError;
-    if (type === 'entity.too.large') appError = new AppError('PAYLOAD_TOO_LARGE', 'Payload too large');
-    else if (type === 'entity.parse.failed') appError = AppError.badRequest('Malformed JSON');
-    else if (type === 'encoding.unsupported' || type === 'charset.unsupported') appError = AppError.badRequest('Unsupported content encoding');
-    else if (type === 'request.aborted') appError = AppError.badRequest('Request aborted');
-    else if (isClientHttpError(err)) appError = AppError.badRequest('Malformed request body');
-    else appError = toAppError(err);
-    if (appError.status >= 500) log.error({ err, path: redactPath(req.path), method: req.method, requestId: res.locals.requestId }, 'request failed');
-    if (res.headersSent) return res.end();
-    sendError(res, appError);
-  };
+  return (err, req, res, _next) => answerError(log, req, res, req.path, res.locals.requestId as string | undefined, err);
 }
 
 /**

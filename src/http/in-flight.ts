@@ -9,16 +9,19 @@ export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
 
-  /** Wraps a handler (REST route, the GraphQL middleware) so its whole run is counted. */
+  /** Runs a handler (a REST route, the GraphQL middleware), counted for its whole run. */
+  async run<T>(handler: () => T | Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await handler();
+    } finally {
+      if (--this.count === 0) this.waiters.splice(0).forEach((w) => w());
+    }
+  }
+
+  /** The same for an Express handler. */
   track(handler: RequestHandler): RequestHandler {
-    return async (req: Request, res: Response, next: NextFunction) => {
-      this.count++;
-      try {
-        await handler(req, res, next);
-      } finally {
-        if (--this.count === 0) this.waiters.splice(0).forEach((w) => w());
-      }
-    };
+    return (req: Request, res: Response, next: NextFunction) => this.run(() => handler(req, res, next));
   }
 
   /** Resolves when no tracked handler runs. */

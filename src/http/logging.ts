@@ -1,24 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
-import type { RouteTable } from './routes';
 
 /** An incoming id is kept when it looks like an id (a gateway's trace id); anything else is replaced. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /**
- * Gives every request an id: the caller's `x-request-id` when sane, else a UUID. It is echoed in
- * the response header, logged, and read by the context middleware into RequestContext.requestId.
+ * Every request's id: the caller's `x-request-id` when sane, else a UUID. It is echoed in the
+ * response header, logged, and carried as RequestContext.requestId.
  */
-export function requestId() {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.requestId = id;
-    res.setHeader('x-request-id', id);
-    next();
-  };
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
 /** Path segments that carry secrets: the verify-email token (CONTRACT 6: logs never show it). */
@@ -34,33 +28,34 @@ export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Rec
   if (ctx.logFields) Object.assign(ctx.logFields, fields);
 }
 
+/** What the log line of one request is made of, gathered by the front (http/front.ts). */
+export interface RequestRecord {
+  requestId: string;
+  method: string | undefined;
+  /** The declared route pattern, or null when no route has this path. */
+  route: string | null;
+  path: string;
+  start: bigint;
+  ctx: Pick<RequestContext, 'logFields'> | undefined;
+}
+
 /**
  * One line per request, built only from fields that cannot hold a secret: no headers, no body,
  * no query string (GraphQL GET variables could carry a password), and a path with tokens cut out.
+ * Below 500 the line is at info: not built at all when the logger would drop it (LOG_LEVEL=warn).
  */
-export function requestLogger(log: Logger, table: RouteTable) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const start = process.hrtime.bigint();
-    // Read now: the /graphql mount rewrites req.url to "/" and never puts it back once Apollo has
-    // answered (so at 'close' req.path says "/"), and the GraphQL guard turns HEAD into GET.
-    const { method, path } = req;
-    res.once('close', () => {
-      // Below 500 the line is at info: not built at all when the logger would drop it (LOG_LEVEL=warn).
-      if (res.statusCode < 500 && log.isLevelEnabled?.('info') === false) return;
-      const ctx = res.locals.ctx as RequestContext | undefined;
-      const line = {
-        requestId: res.locals.requestId as string | undefined,
-        method,
-        route: table.match(path),
-        path: redactPath(path),
-        status: res.statusCode,
-        durationMs: Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100,
-        ...ctx?.logFields,
-        ...(res.writableFinished ? {} : { aborted: true }),
-      };
-      if (res.statusCode >= 500) log.warn(line, 'request');
-      else log.info(line, 'request');
-    });
-    next();
+export function logRequest(log: Logger, r: RequestRecord, res: ServerResponse): void {
+  if (res.statusCode < 500 && log.isLevelEnabled?.('info') === false) return;
+  const line = {
+    requestId: r.requestId,
+    method: r.method,
+    route: r.route,
+    path: redactPath(r.path),
+    status: res.statusCode,
+    durationMs: Math.round(Number(process.hrtime.bigint() - r.start) / 1e4) / 100,
+    ...r.ctx?.logFields,
+    ...(res.writableFinished ? {} : { aborted: true }),
   };
+  if (res.statusCode >= 500) log.warn(line, 'request');
+  else log.info(line, 'request');
 }

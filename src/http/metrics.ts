@@ -1,8 +1,7 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RouteTable } from './routes';
 import { readRoutingOf } from '../db/replicas';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -20,7 +19,8 @@ interface KnexPool {
 export interface Metrics {
   /** This app's own registry (never prom-client's global one), so several apps can live in one process. */
   registry: Registry;
-  http(table: RouteTable): (req: Request, res: Response, next: NextFunction) => void;
+  /** One answered HTTP request: its route pattern (never the raw path), status and seconds taken. */
+  observeHttp(method: string, route: string | null, status: number, seconds: number): void;
   graphqlPlugin: ApolloServerPlugin<object>;
   handler(req: Request, res: Response): Promise<void>;
   /** What /metrics answers: this registry's text; under a cluster, every worker's summed by the primary (src/cluster.ts). */
@@ -123,17 +123,11 @@ export function createMetrics(orm: MikroORM): Metrics {
   const metrics: Metrics = {
     registry,
     exposition: () => registry.metrics(),
-    http: (table) => (req, res, next) => {
-      const start = process.hrtime.bigint();
-      // Read now, not at 'close': the /graphql mount leaves req.path as "/" (see logging.ts).
-      const { method, path } = req;
-      res.once('close', () => {
-        // The route pattern, never the raw path: ids and tokens would make one series per request.
-        const series = httpSeries(method, table.match(path) ?? 'unmatched', res.statusCode);
-        series.duration.observe(Number(process.hrtime.bigint() - start) / 1e9);
-        series.requests.inc();
-      });
-      next();
+    observeHttp(method, route, status, seconds) {
+      // The route pattern, never the raw path: ids and tokens would make one series per request.
+      const series = httpSeries(method, route ?? 'unmatched', status);
+      series.duration.observe(seconds);
+      series.requests.inc();
     },
     graphqlPlugin: {
       async requestDidStart() {

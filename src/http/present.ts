@@ -1,4 +1,3 @@
-import type { Response } from 'express';
 import type { ListResult } from '../core/pagination';
 
 // Cached: the same few dozen keys are converted for every record of every response.
@@ -36,15 +35,10 @@ export function snakeList<T>(result: ListResult<T>): unknown {
  * A list whose records are already REST JSON text (built by PostgreSQL, post.queries.ts): the
  * records are spliced in as they are and only the pagination keys are serialised here.
  */
-export function sendJsonList(res: Response, result: ListResult<{ json: string }>): void {
+export function jsonListText(result: ListResult<{ json: string }>): string {
   const { data, ...keys } = result;
   const rest = JSON.stringify(keys);
   let body = '{"data":[';
   for (let i = 0; i < data.length; i++) body += (i ? ',' : '') + data[i].json;
-  res.type('application/json').send(body + (rest === '{}' ? ']}' : `],${rest.slice(1)}`));
-}
-
-/** One record that is already REST JSON text. */
-export function sendJson(res: Response, record: { json: string }, status = 200): void {
-  res.status(status).type('application/json').send(record.json);
+  return body + (rest === '{}' ? ']}' : `],${rest.slice(1)}`);
 }

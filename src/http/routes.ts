@@ -1,17 +1,38 @@
-import type { Request, Response } from 'express';
 import type { RequestContext } from '../core/context';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** What a REST route sees of its request: already routed, decoded and (for writes) parsed. */
+export interface RestRequest {
+  /** The route's `:name` segments, URI-decoded. */
+  params: Record<string, string>;
+  /** The query string as Node's querystring parses it (a repeated key gives an array). */
+  query: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body of a write; undefined for GET/HEAD and for other content types. */
+  body: unknown;
+  /** The request's path, without the query string (pagination links are built from it). */
+  path: string;
+}
+
 /**
- * One REST route. Modules export lists of these; app.ts mounts them and records them in the
- * route table, which answers 404 and 405 (with Allow) before any body is read.
+ * What a REST route answers: a value that is serialised as JSON, or JSON text already built
+ * (by PostgreSQL: post.queries.ts), written as it is. The adapter (http/rest.ts) writes both.
+ */
+export type Reply = { status: number; body: unknown } | { status: number; json: string };
+
+export const reply = (body: unknown, status = 200): Reply => ({ status, body });
+export const replyJson = (json: string, status = 200): Reply => ({ status, json });
+
+/**
+ * One REST route. Modules export lists of these; http/rest.ts routes to them and the route table
+ * records them, which answers 404 and 405 (with Allow) before any body is read. A handler gets
+ * the request and its context and returns its answer: parse, call a service, present.
  */
 export interface RouteDef {
   method: Method;
-  /** Express path, `:name` for parameters. */
+  /** Path with `:name` for parameters. */
   path: string;
-  handler: (req: Request, res: Response) => unknown;
+  handler: (req: RestRequest, ctx: RequestContext) => Promise<Reply>;
   /**
    * Its reads may be slightly stale: for anonymous callers they may go to a read replica
    * (db/replicas.ts). Only for routes that read and never write.
@@ -19,8 +40,9 @@ export interface RouteDef {
   staleReadsOk?: true;
 }
 
-export function contextOf(res: Response): RequestContext {
-  return res.locals.ctx as RequestContext;
+/** The pattern of a route path: `:name` is one segment; a trailing slash is allowed. */
+export function routePattern(path: string): RegExp {
+  return new RegExp('^' + path.split('/').map((seg) => (seg.startsWith(':') ? '([^/]+)' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$');
 }
 
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
@@ -34,7 +56,7 @@ export class RouteTable {
 
   add(path: string, ...methods: string[]): void {
     this.seen.clear();
-    const source = '^' + path.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$';
+    const source = routePattern(path).source;
     let entry = this.entries.find((e) => e.pattern.source === source);
     if (!entry) this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
     for (const m of methods) entry.methods.add(m.toUpperCase());

@@ -1,5 +1,6 @@
 import cors from 'cors';
 import helmet from 'helmet';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /**
@@ -8,14 +9,8 @@ import type { NextFunction, Request, Response } from 'express';
  * origin (their start scripts are files too, so no inline script runs), and both use inline
  * styles, which are allowed; nothing is loaded from another origin, nothing may frame the pages.
  */
-export function securityHeaders() {
-  const headers = helmetHeaders(helmetPolicy());
-  return (_req: Request, res: Response, next: NextFunction) => {
-    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
-    // Helmet removes it too; Express's own is disabled in app.ts, a library could still add one.
-    res.removeHeader('X-Powered-By');
-    next();
-  };
+export function securityHeaders(): readonly [string, string][] {
+  return helmetHeaders(helmetPolicy());
 }
 
 /**
@@ -30,7 +25,7 @@ function helmetHeaders(middleware: ReturnType<typeof helmet>): [string, string][
     removeHeader: () => undefined,
   };
   let done = false;
-  middleware({} as Request, fake as unknown as Response, () => (done = true));
+  middleware({} as IncomingMessage, fake as unknown as ServerResponse, () => (done = true));
   // Helmet calls next synchronously; a policy that did not would need the middleware itself.
   if (!done) throw new Error('helmet did not finish synchronously');
   return headers;
@@ -66,8 +61,8 @@ function helmetPolicy() {
  * token and the tenant header. Preflights are answered here (204), before the 404/405 guard,
  * which would otherwise see an OPTIONS request for a path. Credentials (cookies) are never used.
  */
-export function corsPolicy(origins: readonly string[]) {
-  if (origins.length === 0) return (_req: Request, _res: Response, next: NextFunction) => next();
+export function corsPolicy(origins: readonly string[]): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  if (origins.length === 0) return (_req, _res, next) => next();
   return cors({
     origin: [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],

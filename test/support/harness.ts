@@ -81,7 +81,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger });
   built.startJobs();
   const server: Server = await new Promise((resolve) => {
-    const s = createServer((req, res) => inRequest.run(true, () => built.app(req, res)));
+    const s = createServer((req, res) => inRequest.run(true, () => built.handle(req, res)));
     // A WebSocket's messages come from its socket, outside any request: each event it emits is
     // marked too, so a subscribe and what it starts (the LISTEN connection, opened by a first
     // subscribe, and so every delivery it triggers) count like a request's statements.

@@ -1,4 +1,4 @@
-import { contextOf, type RouteDef } from '../../http/routes';
+import { reply, type RouteDef } from '../../http/routes';
 import { snake } from '../../http/present';
 import { AppError } from '../../core/errors';
 import type { Services } from '../services';
@@ -11,52 +11,40 @@ export function authRoutes(services: Services): RouteDef[] {
     {
       method: 'post',
       path: '/auth/register',
-      handler: async (req, res) => {
-        res.status(201).json(snake(presentAuth(await auth.register(contextOf(res), req.body))));
-      },
+      handler: async (req, ctx) => reply(snake(presentAuth(await auth.register(ctx, req.body))), 201),
     },
     {
       method: 'post',
       path: '/auth/login',
-      handler: async (req, res) => {
-        res.json(snake(presentAuth(await auth.login(contextOf(res), req.body))));
-      },
+      handler: async (req, ctx) => reply(snake(presentAuth(await auth.login(ctx, req.body)))),
     },
     {
       method: 'post',
       path: '/auth/forgot-password',
-      handler: async (req, res) => {
-        res.json({ message: await auth.forgotPassword(contextOf(res), req.body) });
-      },
+      handler: async (req, ctx) => reply({ message: await auth.forgotPassword(ctx, req.body) }),
     },
     {
       method: 'post',
       path: '/auth/reset-password',
-      handler: async (req, res) => {
-        res.json({ message: await auth.resetPassword(contextOf(res), req.body) });
-      },
+      handler: async (req, ctx) => reply({ message: await auth.resetPassword(ctx, req.body) }),
     },
     {
       method: 'post',
       path: '/auth/verify-email/:token',
-      handler: async (req, res) => {
-        res.json({ message: await auth.verifyEmail(contextOf(res), String(req.params.token)) });
-      },
+      handler: async (req, ctx) => reply({ message: await auth.verifyEmail(ctx, String(req.params.token)) }),
     },
     {
       method: 'post',
       path: '/auth/resend-verification',
-      handler: async (_req, res) => {
-        res.json({ message: await auth.resendVerification(contextOf(res)) });
-      },
+      handler: async (_req, ctx) => reply({ message: await auth.resendVerification(ctx) }),
     },
     {
       method: 'get',
       path: '/auth/me',
-      handler: async (_req, res) => {
-        const user = await auth.me(contextOf(res));
+      handler: async (_req, ctx) => {
+        const user = await auth.me(ctx);
         if (!user) throw AppError.unauthenticated();
-        res.json(snake(presentUser(user)));
+        return reply(snake(presentUser(user)));
       },
     },
   ];

@@ -1,6 +1,6 @@
 import { listRequestFromQuery } from '../../core/pagination';
-import { contextOf, type RouteDef } from '../../http/routes';
-import { sendJson, sendJsonList, snake } from '../../http/present';
+import { reply, replyJson, type RouteDef } from '../../http/routes';
+import { jsonListText, snake } from '../../http/present';
 import type { Services } from '../services';
 import { presentComment } from '../comment/comment.types';
 import { fullComment, fullPost } from './post.loaders';
@@ -19,57 +19,40 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       method: 'get',
       path: '/posts',
       staleReadsOk: true,
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
-        sendJsonList(res, await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path, 'json'));
-      },
+      handler: async (req, ctx) => replyJson(jsonListText(await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path, 'json'))),
     },
     {
       method: 'post',
       path: '/posts',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
-        res.status(201).json(await postJson(ctx, await posts.create(ctx, req.body)));
-      },
+      handler: async (req, ctx) => reply(await postJson(ctx, await posts.create(ctx, req.body)), 201),
     },
     {
       method: 'get',
       path: '/posts/:id',
       staleReadsOk: true,
-      handler: async (req, res) => {
-        sendJson(res, await posts.get(contextOf(res), req.params.id, 'json'));
-      },
+      handler: async (req, ctx) => replyJson((await posts.get(ctx, req.params.id, 'json')).json),
     },
     {
       method: 'patch',
       path: '/posts/:id/publish',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
-        res.json(await postJson(ctx, await posts.publish(ctx, req.params.id)));
-      },
+      handler: async (req, ctx) => reply(await postJson(ctx, await posts.publish(ctx, req.params.id))),
     },
     {
       method: 'delete',
       path: '/posts/:id',
-      handler: async (req, res) => {
-        res.json(await posts.remove(contextOf(res), req.params.id));
-      },
+      handler: async (req, ctx) => reply(await posts.remove(ctx, req.params.id)),
     },
     {
       method: 'patch',
       path: '/posts/:id/restore',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
-        res.json(await postJson(ctx, await posts.restore(ctx, req.params.id)));
-      },
+      handler: async (req, ctx) => reply(await postJson(ctx, await posts.restore(ctx, req.params.id))),
     },
     {
       method: 'post',
       path: '/posts/:id/comments',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
+      handler: async (req, ctx) => {
         const comment = await comments.add(ctx, req.params.id, req.body);
-        res.status(201).json(snake(await fullComment(ctx, presentComment(comment))));
+        return reply(snake(await fullComment(ctx, presentComment(comment))), 201);
       },
     },
   ];

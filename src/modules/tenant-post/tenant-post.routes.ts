@@ -1,4 +1,4 @@
-import { contextOf, type RouteDef } from '../../http/routes';
+import { reply, type RouteDef } from '../../http/routes';
 import { snake } from '../../http/present';
 import type { Services } from '../services';
 
@@ -9,23 +9,17 @@ export function tenantPostRoutes(services: Services): RouteDef[] {
     {
       method: 'get',
       path: '/tenant/posts',
-      handler: async (_req, res) => {
-        res.json(snake(await svc.list(contextOf(res))));
-      },
+      handler: async (_req, ctx) => reply(snake(await svc.list(ctx))),
     },
     {
       method: 'post',
       path: '/tenant/posts',
-      handler: async (req, res) => {
-        res.status(201).json(snake(await svc.create(contextOf(res), req.body)));
-      },
+      handler: async (req, ctx) => reply(snake(await svc.create(ctx, req.body)), 201),
     },
     {
       method: 'get',
       path: '/tenant/admin/posts',
-      handler: async (_req, res) => {
-        res.json(snake(await svc.listAll(contextOf(res))));
-      },
+      handler: async (_req, ctx) => reply(snake(await svc.listAll(ctx))),
     },
   ];
 }

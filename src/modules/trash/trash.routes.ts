@@ -1,6 +1,6 @@
 import { listRequestFromQuery } from '../../core/pagination';
-import { contextOf, type RouteDef } from '../../http/routes';
-import { sendJsonList } from '../../http/present';
+import { reply, replyJson, type RouteDef } from '../../http/routes';
+import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
 import { postJson } from '../post/post.routes';
 
@@ -9,31 +9,22 @@ export function trashRoutes({ trash }: Services): RouteDef[] {
     {
       method: 'get',
       path: '/trash',
-      handler: async (req, res) => {
-        sendJsonList(res, await trash.list(contextOf(res), () => listRequestFromQuery(req.query), req.path, 'json'));
-      },
+      handler: async (req, ctx) => replyJson(jsonListText(await trash.list(ctx, () => listRequestFromQuery(req.query), req.path, 'json'))),
     },
     {
       method: 'delete',
       path: '/trash',
-      handler: async (_req, res) => {
-        res.json(await trash.purge(contextOf(res)));
-      },
+      handler: async (_req, ctx) => reply(await trash.purge(ctx)),
     },
     {
       method: 'patch',
       path: '/trash/:id/restore',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
-        res.json(await postJson(ctx, await trash.restore(ctx, req.params.id)));
-      },
+      handler: async (req, ctx) => reply(await postJson(ctx, await trash.restore(ctx, req.params.id))),
     },
     {
       method: 'delete',
       path: '/trash/:id',
-      handler: async (req, res) => {
-        res.json(await trash.destroy(contextOf(res), req.params.id));
-      },
+      handler: async (req, ctx) => reply(await trash.destroy(ctx, req.params.id)),
     },
   ];
 }

@@ -1,6 +1,6 @@
 import { listRequestFromQuery } from '../../core/pagination';
 import { snake, snakeList } from '../../http/present';
-import { contextOf, type RouteDef } from '../../http/routes';
+import { reply, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
 import { presentUser } from './user.types';
 
@@ -10,27 +10,21 @@ export function userRoutes(services: Services): RouteDef[] {
     {
       method: 'get',
       path: '/admin/users',
-      handler: async (req, res) => {
-        const ctx = contextOf(res);
+      handler: async (req, ctx) => {
         // Role first: a non-admin gets 403 even with a bad query.
         await users.assertAdmin(ctx);
-        const result = await users.list(ctx, listRequestFromQuery(req.query), req.path);
-        res.json(snakeList(result));
+        return reply(snakeList(await users.list(ctx, listRequestFromQuery(req.query), req.path)));
       },
     },
     {
       method: 'delete',
       path: '/admin/users/:id',
-      handler: async (req, res) => {
-        res.json({ message: await users.softDelete(contextOf(res), req.params.id) });
-      },
+      handler: async (req, ctx) => reply({ message: await users.softDelete(ctx, req.params.id) }),
     },
     {
       method: 'patch',
       path: '/admin/users/:id/restore',
-      handler: async (req, res) => {
-        res.json(snake(presentUser(await users.restore(contextOf(res), req.params.id))));
-      },
+      handler: async (req, ctx) => reply(snake(presentUser(await users.restore(ctx, req.params.id)))),
     },
   ];
 }

@@ -1,0 +1,100 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { parse as parseUrl } from 'node:url';
+import { AppError } from '../core/errors';
+import type { Logger } from '../core/logger';
+import { sendError } from './error-handler';
+import { logRequest, requestIdOf, type RequestRecord } from './logging';
+import type { Metrics } from './metrics';
+import type { Routed } from './rest';
+import type { RouteTable } from './routes';
+import { corsPolicy, securityHeaders } from './security';
+
+export interface FrontOptions {
+  table: RouteTable;
+  log: Logger;
+  metrics: Metrics;
+  corsOrigins: readonly string[];
+  /** The REST adapter (http/rest.ts): true when it took the request. */
+  rest: (req: IncomingMessage, res: ServerResponse, routed: Routed) => boolean;
+  /** Everything else (GraphQL, health, metrics, documentation): Express. */
+  others: RequestListener;
+}
+
+/**
+ * The service's one request listener. Every request, whichever surface answers it, gets here
+ * first: an id, the security headers, its log line and its metric, CORS, and 404/405 from the
+ * route table before any body is read. Then the REST adapter takes REST routes, and Express the
+ * rest. Nothing below this point repeats these steps, so no route can miss them.
+ */
+export function createFront(o: FrontOptions): RequestListener {
+  const headers = securityHeaders();
+  const cors = corsPolicy(o.corsOrigins);
+  return (req, res) => {
+    const start = process.hrtime.bigint();
+    const requestId = requestIdOf(req);
+    // Read now: the /graphql mount rewrites req.url (and the guard below may too).
+    const path = pathOf(req.url ?? '/');
+    const routed: Routed = { requestId, path, ctx: undefined };
+    // Express's handlers (GraphQL's context, the Express error handler) read these from res.locals.
+    (res as ServerResponse & { locals: object }).locals = { requestId };
+    res.setHeader('x-request-id', requestId);
+    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
+    const record: RequestRecord = { requestId, method: req.method, route: null, path, start, ctx: undefined };
+    res.once('close', () => {
+      record.route = o.table.match(path);
+      record.ctx = routed.ctx ?? (res as ServerResponse & { locals: { ctx?: RequestRecord['ctx'] } }).locals.ctx;
+      o.metrics.observeHttp(req.method ?? 'GET', record.route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+      logRequest(o.log, record, res);
+    });
+    cors(req, res, () => {
+      if (guard(o.table, req, res, routed)) return;
+      if (!o.rest(req, res, routed)) o.others(req, res);
+    });
+  };
+}
+
+/**
+ * Unknown path → 404; known path, other method → 405 with Allow; a plain OPTIONS learns the
+ * methods (CORS preflights were answered before). True when it answered.
+ */
+function guard(table: RouteTable, req: IncomingMessage, res: ServerResponse, routed: Routed): boolean {
+  const allowed = table.allowed(routed.path);
+  if (!allowed) return sendError(res, AppError.notFound('Not found')), true;
+  if (req.method === 'OPTIONS') {
+    res.setHeader('Allow', allowed.join(', '));
+    res.statusCode = 204;
+    return res.end(), true;
+  }
+  if (!allowed.includes(req.method ?? '')) {
+    res.setHeader('Allow', allowed.join(', '));
+    return sendError(res, new AppError('METHOD_NOT_ALLOWED', 'Method not allowed')), true;
+  }
+  // A parameter like `%E0%A4%A` cannot be decoded. Such a segment is no valid id or token, so the
+  // route gets `-` instead and answers as it does for any invalid value (CONTRACT 7: the
+  // resource's own 404, after authentication).
+  if (!decodable(routed.path)) {
+    routed.path = routed.path.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/');
+    req.url = req.url!.replace(/^[^?]*/, (p) => p.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/'));
+  }
+  return false;
+}
+
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The path of a request target, as Express reads `req.path`: up to `?` for the usual
+ * `/path?query`; anything else (an absolute-form target, a `#`) through the URL parser.
+ */
+export function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  const raw = q < 0 ? url : url.slice(0, q);
+  if (raw.charCodeAt(0) === 47 /* / */ && !/[#\s]/.test(raw)) return raw;
+  return parseUrl(url).pathname ?? '/';
+}

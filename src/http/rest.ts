@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
+import express, { type Express } from 'express';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { RequestContext } from '../core/context';
+import type { Logger } from '../core/logger';
+import type { TenantResolver } from '../core/tenant';
+import type { TokenService } from '../modules/auth/auth.tokens';
+import { buildRequestContext } from './context.middleware';
+import { answerError, sendJsonText } from './error-handler';
+import { expressView } from './express-view';
+import type { InFlight } from './in-flight';
+import { routePattern, type RestRequest, type RouteDef } from './routes';
+
+export interface RestDeps {
+  orm: MikroORM;
+  tokens: TokenService;
+  resolveTenant: TenantResolver;
+  inFlight: InFlight;
+  log: Logger;
+  /** Express, for its reading of `req.ip` and `req.hostname` under TRUST_PROXY (http/express-view.ts). */
+  app: Express;
+}
+
+/** What the front (http/front.ts) knows of a request when it hands it on. */
+export interface Routed {
+  requestId: string;
+  path: string;
+  /** Set here once built, for the request's log line. */
+  ctx: RequestContext | undefined;
+}
+
+/**
+ * The REST adapter: routes a request to its RouteDef, parses what the route needs (the JSON body
+ * of a write, the query, the decoded parameters), builds its RequestContext, runs the handler
+ * and writes its Reply; every error goes through answerError. Plain node:http, no Express: on a
+ * small answer Express's per-request work (prototype swaps, the router's layer walk, res.json)
+ * cost more CPU than the SQL did (docs/performance.md).
+ */
+export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
+  const compiled = routes.map((def) => ({
+    def,
+    method: def.method.toUpperCase(),
+    pattern: routePattern(def.path),
+    names: def.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1)),
+  }));
+  const parseBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
+  const readBody = (req: IncomingMessage, res: ServerResponse) =>
+    new Promise<unknown>((resolve, reject) => {
+      parseBody(req as never, res as never, (err?: unknown) => (err ? reject(err) : resolve((req as { body?: unknown }).body)));
+    });
+
+  async function run(route: (typeof compiled)[number], match: RegExpExecArray, req: IncomingMessage, res: ServerResponse, routed: Routed): Promise<void> {
+    try {
+      const body = route.method === 'GET' ? undefined : await readBody(req, res);
+      const view = expressView(deps.app, req);
+      const ctx = buildRequestContext(deps.orm, deps.tokens, {
+        requestId: routed.requestId,
+        ip: view.ip ?? req.socket.remoteAddress ?? 'unknown',
+        tenantId: deps.resolveTenant(view),
+        authorization: req.headers.authorization,
+      });
+      // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
+      // an authenticated caller always reads from the primary, so it sees its own writes at once.
+      if (route.def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
+      routed.ctx = ctx;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodeURIComponent(match[i + 1]);
+      const request: RestRequest = { params, query: parseQuery(queryOf(req.url ?? '')), body, path: routed.path };
+      const reply = await route.def.handler(request, ctx);
+      sendJsonText(res, reply.status, 'json' in reply ? reply.json : JSON.stringify(reply.body));
+    } catch (err) {
+      answerError(deps.log, req, res, routed.path, routed.requestId, err);
+    }
+  }
+
+  return {
+    /** Handles the request when a REST route takes it (true); false leaves it to the caller. */
+    dispatch(req: IncomingMessage, res: ServerResponse, routed: Routed): boolean {
+      // HEAD is answered as GET; Node leaves the body out.
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      for (const route of compiled) {
+        if (route.method !== method) continue;
+        const match = route.pattern.exec(routed.path);
+        if (!match) continue;
+        void deps.inFlight.run(() => run(route, match, req, res, routed));
+        return true;
+      }
+      return false;
+    },
+  };
+}
+
+/** The query string of a request target (after `?`, before any `#`). */
+function queryOf(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return '';
+  const hash = url.indexOf('#', q);
+  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash);
+}
