@@ -32,9 +32,17 @@ const MAX_SHAPES = 500;
 
 /** The parts of MikroORM's SQL connection used here (executeQuery logs, as every ORM statement is). */
 interface OrmConnection {
-  getKnex(): { raw(sql: string, bindings: readonly unknown[]): KnexRaw };
+  getKnex(): { raw(sql: string, bindings: readonly unknown[]): KnexRaw; client: KnexClient; emit(event: 'query', data: object): unknown };
   executeQuery<T>(query: string, cb: () => Promise<T>, context?: object): Promise<T>;
   getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string };
+}
+/** knex's pool of pg clients. */
+interface KnexClient {
+  acquireConnection(): Promise<PgClient>;
+  releaseConnection(client: PgClient): unknown;
+}
+interface PgClient {
+  query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
 }
 interface KnexRaw extends PromiseLike<{ rows: unknown[] }> {
   options(o: { name: string }): KnexRaw;
@@ -69,13 +77,29 @@ export class StatementShapes {
     const { sql, name } = shape;
     const current = shape;
     const run = (connection: OrmConnection) => {
-      const query = connection.getKnex().raw(sql, params).options({ name });
-      const trx = em.getTransactionContext();
-      if (trx) query.transacting(trx);
+      const knex = connection.getKnex();
+      // PostgreSQL's own placeholders ($1, ...), once per shape.
+      const native = (current.native ??= knex.raw(sql, params).toSQL().toNative().sql);
       const logger = em.config.getLogger();
       // Logged as the ORM logs its own statements: values in place, or PostgreSQL's $n placeholders.
-      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : (current.native ??= query.toSQL().toNative().sql);
-      return connection.executeQuery(logged, async () => (await query).rows as R[], { query: sql, params, id: em.id });
+      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : native;
+      const trx = em.getTransactionContext();
+      const execute = trx
+        ? async () => (await knex.raw(sql, params).options({ name }).transacting(trx)).rows as R[]
+        : // Outside a transaction the statement goes straight to a pooled pg client: knex's query
+          // builder and runner around one prepared statement cost as much Node CPU as the
+          // statement's own round trip (npm run bench, GET /posts/:id). The 'query' event is what
+          // knex would emit, so the statement counts per pool (db/replicas.ts) as any other.
+          async () => {
+            const client = await knex.client.acquireConnection();
+            try {
+              knex.emit('query', { method: 'raw', sql: native, bindings: params });
+              return (await client.query({ name, text: native, values: params })).rows as R[];
+            } finally {
+              await knex.client.releaseConnection(client);
+            }
+          };
+      return connection.executeQuery(logged, execute, { query: sql, params, id: em.id });
     };
     try {
       return await (stale ? readStale(em, run) : run(em.getConnection('write') as unknown as OrmConnection));

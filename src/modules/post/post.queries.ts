@@ -1,6 +1,7 @@
 import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
+import { isoSql } from '../../core/json-sql';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
 import { authorJoinFilter, authorLoader, withAuthor } from './post.loaders';
 import { Comment } from '../comment/comment.entity';
@@ -28,8 +29,7 @@ interface PostRow {
   json?: string;
 }
 
-/** ISO-8601 UTC with milliseconds, exactly as Date.prototype.toJSON writes it. */
-const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = isoSql;
 
 /**
  * The REST post (CONTRACT 4) over a row of the post statement (alias `x`): its columns, the

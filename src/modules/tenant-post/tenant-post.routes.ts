@@ -1,4 +1,4 @@
-import { reply, type RouteDef } from '../../http/routes';
+import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { snake } from '../../http/present';
 import type { Services } from '../services';
 
@@ -9,7 +9,7 @@ export function tenantPostRoutes(services: Services): RouteDef[] {
     {
       method: 'get',
       path: '/tenant/posts',
-      handler: async (_req, ctx) => reply(snake(await svc.list(ctx))),
+      handler: async (_req, ctx) => replyJson(`[${(await svc.list(ctx, 'json')).map((p) => p.json).join(',')}]`),
     },
     {
       method: 'post',

@@ -1,5 +1,6 @@
 import { filterTenantOf, requireRole, requireTenant, type RequestContext, type TenantFilterParams } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
+import { jsonObjectSql } from '../../core/json-sql';
 import { StatementShapes } from '../../core/statement-shapes';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
@@ -11,10 +12,12 @@ import { presentTenantPost, type TenantPostView } from './tenant-post.types';
  * filter, whose tenant the request's fork carries; only `listAll` lifts it, by name.
  */
 export class TenantPostService {
-  /** The current tenant's posts, id ascending. */
-  async list(ctx: RequestContext): Promise<TenantPostView[]> {
+  /** The current tenant's posts, id ascending: views (GraphQL), or their REST answers' JSON text (`json`). */
+  async list(ctx: RequestContext): Promise<TenantPostView[]>;
+  async list(ctx: RequestContext, shape: 'json'): Promise<TenantPostJson[]>;
+  async list(ctx: RequestContext, shape: 'view' | 'json' = 'view'): Promise<(TenantPostView | TenantPostJson)[]> {
     const tenantId = tenantScope(ctx);
-    return (await readViews(ctx)).map((p) => ownedBy(p, tenantId));
+    return (await readRows(ctx, shape)).map((p) => ownedBy(p, tenantId));
   }
 
   /**
@@ -42,7 +45,7 @@ export class TenantPostService {
     await requireRole(ctx, 'admin');
     // Plain rows, never entities in the request's identity map: a later findOne by id in the same
     // request (a sibling GraphQL field) would otherwise be answered from it without the tenant filter.
-    return readViews(ctx, { tenant: false });
+    return readRows(ctx, 'view', { tenant: false }) as Promise<TenantPostView[]>;
   }
 }
 
@@ -66,22 +69,32 @@ interface TenantPostRow {
   body: string;
   created_at: string;
   updated_at: string;
+  /** The REST answer (shape 'json'). */
+  json?: string;
 }
+
+/** A tenant post's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL; its tenant for ownedBy. */
+export interface TenantPostJson {
+  tenantId: number;
+  json: string;
+}
+
+const TENANT_POST_JSON = jsonObjectSql('x', ['id', 'tenant_id', 'title', 'body', 'created_at', 'updated_at'], ['created_at', 'updated_at']);
 
 const shapes = new StatementShapes();
 
 /**
- * Tenant posts, id ascending, as plain views (no entity hydration, no identity map) under the ORM's
+ * Tenant posts, id ascending, as plain views or REST JSON text (no entity hydration, no identity map) under the ORM's
  * filters as this request's fork sets them (`tenant`, with its parameters), minus `lift`.
  * Built by the ORM once per shape (core/statement-shapes.ts): the `tenant` filter's condition is
  * compiled with a stand-in tenant, whose place then takes the tenant of this request's fork (its
  * filter parameters, as the filter itself would read them). Building the query per request was
  * most of the Node CPU of GET /tenant/posts (npm run bench).
  */
-async function readViews(ctx: RequestContext, lift: Record<string, boolean> = {}): Promise<TenantPostView[]> {
+async function readRows(ctx: RequestContext, shape: 'view' | 'json', lift: Record<string, boolean> = {}): Promise<(TenantPostView | TenantPostJson)[]> {
   const { em } = ctx;
   const tenantId = filterTenantOf(em);
-  const key = JSON.stringify(['tenant-posts', lift, tenantId !== null]);
+  const key = JSON.stringify(['tenant-posts', shape, lift, tenantId !== null]);
   const rows = await shapes.rows<TenantPostRow>(em, key, tenantId === null ? [] : [tenantId], async (n) => {
     const shapeEm = em.fork();
     if (tenantId !== null) shapeEm.setFilterParams('tenant', { tenantId: n(0) } satisfies TenantFilterParams);
@@ -90,8 +103,11 @@ async function readViews(ctx: RequestContext, lift: Record<string, boolean> = {}
       .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
       .orderBy({ id: 'asc' });
     await qb.applyFilters(lift);
-    return qb.getKnexQuery().toSQL();
+    const inner = qb.getKnexQuery().toSQL();
+    if (shape === 'view') return inner;
+    return { sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, bindings: inner.bindings };
   });
+  if (shape === 'json') return rows.map((r) => ({ tenantId: r.tenant_id, json: r.json! }));
   const platform = em.getPlatform();
   const date = (v: string) => platform.parseDate(v) as Date;
   return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, title: r.title, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }));

@@ -4,6 +4,14 @@ import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
 import { User } from './user.entity';
 import type { UserView } from './user.types';
+import { jsonObjectSql } from '../../core/json-sql';
+
+/** The users' lists are ordered by id alone (user.service.ts); the JSON rows keep that order. */
+function orderDirection(orderBy: unknown): string {
+  const first = (Array.isArray(orderBy) ? orderBy[0] : orderBy) as Record<string, string> | undefined;
+  if (!first || Object.keys(first).join() !== 'id') throw new Error('users JSON: only an id order is supported');
+  return String(first.id).toLowerCase() === 'asc' ? ' asc' : ' desc';
+}
 
 const shapes = new StatementShapes();
 
@@ -17,14 +25,29 @@ interface UserRow {
   created_at: string;
   updated_at: string;
   total?: string | number;
+  /** The REST answer (shape 'json'). */
+  json?: string;
 }
+
+/** A user's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL. */
+export interface UserJson {
+  id: number;
+  json: string;
+}
+
+/** The REST keys of a user, which are its columns' names (user.types.ts presentUser, snake_cased). */
+const USER_JSON = jsonObjectSql('x', ['id', 'name', 'email', 'role', 'email_verified_at', 'created_at', 'updated_at'], ['email_verified_at', 'created_at', 'updated_at']);
 
 /**
  * The admin user list read as plain views, not entities, in one statement per slice: the users
  * under the ORM's filters (softDelete: active users only) and, for the page format, their total
  * as a subquery under the same filters. Built by the ORM once per shape (core/statement-shapes.ts).
+ * Shape 'json' selects each user's REST answer as JSON text instead (REST's list), from the same
+ * statement.
  */
-export function userViewSource(ctx: RequestContext): ListSource<UserView> {
+export function userViewSource(ctx: RequestContext): ListSource<UserView>;
+export function userViewSource(ctx: RequestContext, shape: 'json'): ListSource<UserJson>;
+export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'view'): ListSource<UserView | UserJson> {
   const { em } = ctx;
   const counter = async (where: FilterQuery<object>) => {
     const qb = em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
@@ -34,7 +57,7 @@ export function userViewSource(ctx: RequestContext): ListSource<UserView> {
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
       const values: number[] = [];
-      const key = JSON.stringify(['users', numbersOut(where, values, () => '#'), orderBy, withTotal ?? false, offset !== undefined]);
+      const key = JSON.stringify(['users', shape, numbersOut(where, values, () => '#'), orderBy, withTotal ?? false, offset !== undefined]);
       const at = values.length;
       values.push(limit, offset ?? 0);
       const rows = await shapes.rows<UserRow>(em, key, values, async (n) => {
@@ -47,15 +70,19 @@ export function userViewSource(ctx: RequestContext): ListSource<UserView> {
           .limit(n(at), offset === undefined ? undefined : n(at + 1));
         await qb.applyFilters();
         if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
-        return qb.getKnexQuery().toSQL();
+        const inner = qb.getKnexQuery().toSQL();
+        if (shape === 'view') return inner;
+        return { sql: `select x.id, ${USER_JSON}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by x.id${orderDirection(orderBy)}`, bindings: inner.bindings };
       });
+      const total = withTotal && rows.length ? Number(rows[0].total) : null;
+      if (shape === 'json') return { rows: rows.map((r) => ({ id: r.id, json: r.json! })), total };
       const platform = em.getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
       const views = rows.map((r): UserView => ({
         id: r.id, name: r.name, email: r.email, role: r.role,
         emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
       }));
-      return { rows: views, total: withTotal && rows.length ? Number(rows[0].total) : null };
+      return { rows: views, total };
     },
     async count(where) {
       const [{ count }] = (await (await counter(where)).qb.execute('all', false)) as { count: string }[];

@@ -1,6 +1,6 @@
 import { listRequestFromQuery } from '../../core/pagination';
-import { snake, snakeList } from '../../http/present';
-import { reply, type RouteDef } from '../../http/routes';
+import { jsonListText, snake } from '../../http/present';
+import { reply, replyJson, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
 import { presentUser } from './user.types';
 
@@ -13,7 +13,7 @@ export function userRoutes(services: Services): RouteDef[] {
       handler: async (req, ctx) => {
         // Role first: a non-admin gets 403 even with a bad query.
         await users.assertAdmin(ctx);
-        return reply(snakeList(await users.list(ctx, listRequestFromQuery(req.query), req.path)));
+        return replyJson(jsonListText(await users.list(ctx, listRequestFromQuery(req.query), req.path, 'json')));
       },
     },
     {

@@ -5,7 +5,7 @@ import { changeUnderRowLock } from '../../core/row-lock';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
-import { userViewSource } from './user.queries';
+import { userViewSource, type UserJson } from './user.queries';
 import type { UserView } from './user.types';
 
 export const ADMIN_USERS_PER_PAGE = 20;
@@ -21,9 +21,13 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  async list(ctx: RequestContext, request: ListRequest, path = ''): Promise<ListResult<UserView>> {
+  /** Users as views (GraphQL), or as their REST answers' JSON text (`json`). */
+  async list(ctx: RequestContext, request: ListRequest, path?: string): Promise<ListResult<UserView>>;
+  async list(ctx: RequestContext, request: ListRequest, path: string, shape: 'json'): Promise<ListResult<UserJson>>;
+  async list(ctx: RequestContext, request: ListRequest, path = '', shape: 'view' | 'json' = 'view'): Promise<ListResult<UserView | UserJson>> {
     await requireRole(ctx, 'admin');
-    return paginate(userViewSource(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    const source = shape === 'json' ? userViewSource(ctx, 'json') : userViewSource(ctx);
+    return paginate<UserView | UserJson>(source, {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
   /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
