@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { User } from '../modules/user/user.entity';
+import type { Actor } from '../modules/user/user.types';
 import { AppError } from './errors';
 
 /**
@@ -15,7 +15,7 @@ export interface RequestContext {
   /** The tenant resolved for this request, or null when none was given. */
   readonly tenantId: number | null;
   /** The authenticated user, loaded on first use; rejects with 401 when the bearer token is bad. */
-  actor(): Promise<User | null>;
+  actor(): Promise<Actor | null>;
   /** Per-request DataLoaders, created on first use (see core/loaders.ts). */
   loaders: Map<string, unknown>;
   /**
@@ -51,13 +51,13 @@ export function filterTenantOf(em: EntityManager): number | null {
   return (em.getFilterParams<TenantFilterParams>('tenant') as TenantFilterParams | undefined)?.tenantId ?? null;
 }
 
-export async function requireActor(ctx: RequestContext): Promise<User> {
+export async function requireActor(ctx: RequestContext): Promise<Actor> {
   const user = await ctx.actor();
   if (!user) throw AppError.unauthenticated();
   return user;
 }
 
-export async function requireRole(ctx: RequestContext, ...roles: User['role'][]): Promise<User> {
+export async function requireRole(ctx: RequestContext, ...roles: Actor['role'][]): Promise<Actor> {
   const user = await requireActor(ctx);
   if (!roles.includes(user.role)) throw AppError.forbidden();
   return user;

@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { requestFork, type RequestContext } from '../core/context';
 import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
-import type { User } from '../modules/user/user.entity';
+import type { Actor } from '../modules/user/user.types';
 
 /** What a transport knows about its caller; HTTP reads it from the request, WebSocket from connectionParams. */
 export interface ContextInput {
@@ -18,7 +18,7 @@ export interface ContextInput {
 /** The one way a RequestContext is made, for every transport (HTTP, GraphQL over WebSocket). */
 export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: ContextInput): RequestContext {
   const em = requestFork(orm, input.tenantId);
-  let actor: Promise<User | null> | undefined;
+  let actor: Promise<Actor | null> | undefined;
   return {
     em,
     requestId: input.requestId,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { requireActor } from '../../core/context';
+import type { Actor } from '../user/user.types';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import type { RateLimiter } from '../../core/rate-limit';
 import { parseInput } from '../../core/validation';
@@ -60,7 +61,7 @@ export class AuthService {
     if (count > limit) throw AppError.tooManyRequests(retryAfter);
   }
 
-  async me(ctx: RequestContext): Promise<User | null> {
+  async me(ctx: RequestContext): Promise<Actor | null> {
     await this.spendBudget(ctx);
     return ctx.actor();
   }
@@ -184,7 +185,7 @@ export class AuthService {
     return MESSAGES.resent;
   }
 
-  private enqueueVerification(em: EntityManager, user: User): void {
+  private enqueueVerification(em: EntityManager, user: Pick<User, 'id' | 'email'>): void {
     this.mail.enqueue(em, verifyEmailMail(user.email, this.deps.config.appUrl, this.tokens.signVerifyEmail(user)));
   }
 }

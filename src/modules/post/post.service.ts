@@ -7,6 +7,7 @@ import { changeUnderRowLock } from '../../core/row-lock';
 import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
+import { canModerate } from '../user/user.types';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
 import { postSource, type PostShape } from './post.queries';
@@ -135,7 +136,7 @@ export class PostService {
     let changed = false;
     const post = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, async (post, tx) => {
       if (!post) throw AppError.notFound(POST_NOT_FOUND);
-      if (post.user.id !== actor.id && !actor.isModerator) throw AppError.forbidden();
+      if (post.user.id !== actor.id && !canModerate(actor)) throw AppError.forbidden();
       changed = change(post);
       if (changed && events) await emit(tx, events(post));
       return post;

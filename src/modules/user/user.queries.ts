@@ -2,8 +2,8 @@ import type { EntityManager, FilterQuery, QBFilterQuery } from '@mikro-orm/postg
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
-import { User } from './user.entity';
-import type { UserView } from './user.types';
+import { User, type Role } from './user.entity';
+import type { Actor, UserView } from './user.types';
 import { jsonObjectSql } from '../../core/json-sql';
 
 /** The users' lists are ordered by id alone (user.service.ts); the JSON rows keep that order. */
@@ -92,19 +92,27 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
 }
 
 /**
- * `em.findOne(User, { id })` for the bearer token's user (auth.tokens.ts): the same filters
- * (softDelete: an active user only), the same managed entity (em.map hydrates and merges the row
- * into this fork's identity map, so a later change of it is flushed as before), but a statement
- * built by the ORM once (core/statement-shapes.ts) instead of a query compiled per request, which
- * was a third of the Node CPU of authenticated reads (GET /admin/users, GET /trash; npm run bench).
- * A user this fork already holds is left to findOne, which answers from the identity map.
+ * The bearer token's user (auth.tokens.ts) as a value: the row under the users' filters
+ * (softDelete: an active user only), read by a statement the ORM built once
+ * (core/statement-shapes.ts). Not a managed entity: nothing changes the caller through it (a
+ * change of a user goes through its own read, under a row lock), and hydrating one into the
+ * request's identity map was the largest Node cost of an authenticated read after the SQL
+ * (npm run bench, GET /admin/users). The password hash is not read.
  */
-export async function userById(em: EntityManager, id: number): Promise<User | null> {
-  if (em.getUnitOfWork().getById(User.name, id)) return em.findOne(User, { id });
-  const [row] = await shapes.rows<Record<string, unknown>>(em, '["user-by-id"]', [id], async (n) => {
-    const qb = em.createQueryBuilder(User, 'u').select('*').where({ id: n(0) });
+export async function actorById(em: EntityManager, id: number): Promise<Actor | null> {
+  const [row] = await shapes.rows<UserRow & { token_version: number }>(em, '["actor-by-id"]', [id], async (n) => {
+    const qb = em
+      .createQueryBuilder(User, 'u')
+      .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
+      .where({ id: n(0) });
     await qb.applyFilters();
     return qb.getKnexQuery().toSQL();
   });
-  return row ? em.map(User, row) : null;
+  if (!row) return null;
+  const platform = em.getPlatform();
+  const date = (v: string) => platform.parseDate(v) as Date;
+  return {
+    id: row.id, name: row.name, email: row.email, role: row.role as Role, tokenVersion: row.token_version,
+    emailVerifiedAt: row.email_verified_at === null ? null : date(row.email_verified_at), createdAt: date(row.created_at), updatedAt: date(row.updated_at),
+  };
 }

@@ -1,5 +1,5 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import type { User } from './user.entity';
+import type { Role } from './user.entity';
 
 /** What leaves the service about a user (CONTRACT 4). The entity itself is never serialised. */
 export interface UserView {
@@ -12,7 +12,19 @@ export interface UserView {
   updatedAt: Date;
 }
 
-export function presentUser(u: User): UserView {
+/**
+ * The caller, as its bearer token's user row showed it at the request's first check
+ * (auth.tokens.ts): a value, not a managed entity.
+ */
+export interface Actor extends UserView {
+  role: Role;
+  tokenVersion: number;
+}
+
+/** Moderators and admins may act on others' posts (SPEC 2.6). */
+export const canModerate = (actor: Pick<Actor, 'role'>) => actor.role === 'admin' || actor.role === 'moderator';
+
+export function presentUser(u: UserView): UserView {
   return {
     id: u.id,
     name: u.name,
