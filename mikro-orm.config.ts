@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import { entities } from './src/db/entities';
-import { migrationsList } from './src/db/migrations';
 
 export interface OrmOptions {
   clientUrl: string;
@@ -29,7 +27,6 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     // read stays on the primary, so a caller never reads behind its own writes.
     preferReadReplicas: false,
     entities,
-    extensions: [Migrator],
     discovery: { disableDynamicFileAccess: true },
     // Requests use their own fork; touching the global EntityManager is a bug we want to hear about.
     allowGlobalContext: false,
@@ -42,8 +39,10 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
       connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000 },
       ...(onDriverWarning ? { log: { warn: onDriverWarning, error: onDriverWarning, deprecate: onDriverWarning, debug: () => undefined } } : {}),
     },
+    // The migrator and the migrations list are loaded by db/orm.ts migrate() when a migration is
+    // pending, not here: @mikro-orm/migrations brings umzug and its CLI's dependencies (about 3 MB of
+    // V8 heap) that a service whose database is up to date never uses.
     migrations: {
-      migrationsList,
       transactional: true,
       allOrNothing: true,
       snapshot: false,

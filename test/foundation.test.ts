@@ -2,6 +2,8 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { loadConfig } from '../src/config/config';
+import { migrate } from '../src/db/orm';
+import { migrationsList } from '../src/db/migrations';
 import jwt from 'jsonwebtoken';
 
 let app: TestApp;
@@ -131,6 +133,16 @@ describe('database', () => {
   it('the committed migrations produce exactly the schema the entities describe', async () => {
     const diff = await app.orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false });
     expect(diff.trim()).toBe('');
+  });
+
+  it('migrate() applies a migration the database lacks: it skips the migrator only when every migration is applied', async () => {
+    const knex = app.orm.em.getConnection().getKnex();
+    await knex.raw(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
+    await knex.raw('drop table job_runs');
+    await migrate(app.orm);
+    const { rows } = await knex.raw('select name from mikro_orm_migrations order by id');
+    expect(rows.map((r: { name: string }) => r.name)).toEqual(migrationsList.map((m) => m.name));
+    expect((await knex.raw(`select to_regclass('job_runs') as t`)).rows[0].t).toBe('job_runs');
   });
 });
 

@@ -1,5 +1,4 @@
 import pino, { type DestinationStream, type Logger as PinoLogger } from 'pino';
-import pretty from 'pino-pretty';
 import { DriverException } from '@mikro-orm/core';
 
 /**
@@ -60,8 +59,15 @@ export function createPinoLogger(opts: PinoOptions = {}): PinoLogger {
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
     serializers: { err: serializeError },
   };
-  const stream = opts.stream ?? (opts.pretty ? pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }) : undefined);
+  const stream = opts.stream ?? (opts.pretty ? prettyStream() : undefined);
   return stream ? pino(options, stream) : pino(options);
+}
+
+/** pino-pretty is loaded only when asked for (development on a terminal): production never uses it. */
+function prettyStream(): DestinationStream {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const pretty = require('pino-pretty') as typeof import('pino-pretty');
+  return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }
 
 /** Development on a terminal reads pretty lines; anything else (files, collectors, production) gets JSON. */

@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConfig, type OrmOptions } from '../../mikro-orm.config';
 import { installReadRouting } from './replicas';
@@ -9,9 +11,31 @@ export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number }
   return orm;
 }
 
-/** One process migrates at a time (several instances, parallel test workers); the rest wait, then find nothing to do. */
+/** The migration files shipped beside this module (`.ts` under jest, `.js` once built). */
+function migrationFiles(): string[] {
+  return readdirSync(join(__dirname, 'migrations'))
+    .filter((f) => /^Migration\d.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => f.replace(/\.(ts|js)$/, ''));
+}
+
+/**
+ * One process migrates at a time (several instances, parallel test workers); the rest wait, then find nothing to do.
+ * A database that already has every migration file applied is left alone without loading the
+ * migrator: the module graph it pulls in (umzug, its CLI's dependencies) would stay in the heap
+ * for the life of the process, and V8 lets the old generation grow to a multiple of what stays alive.
+ */
 export async function migrate(orm: MikroORM): Promise<void> {
   const knex = orm.em.getConnection().getKnex();
+  const options = orm.config.get('migrations');
+  const table = options.tableName ?? 'mikro_orm_migrations';
+  const found = await knex.raw('select to_regclass(?) as t', [table]);
+  if (found.rows[0].t) {
+    const applied = new Set((await knex.raw('select name from ??', [table])).rows.map((r: { name: string }) => r.name));
+    if (migrationFiles().every((name) => applied.has(name))) return;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { migrationsList } = require('./migrations') as typeof import('./migrations');
+  orm.config.set('migrations', { ...options, migrationsList });
   await knex.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [4711_0001]);
     await orm.getMigrator().up();

@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import nodemailer, { type Transporter } from 'nodemailer';
-import SMTPTransport from 'nodemailer/lib/smtp-transport';
+import type { Transporter } from 'nodemailer';
 import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
@@ -31,7 +30,7 @@ const CLEANUP_EVERY_MS = 10 * 60_000;
  * exponential backoff until the SMTP server accepts it. A send never affects an HTTP answer.
  */
 export class MailService {
-  private readonly transport: Transporter;
+  private transporter?: Transporter;
   private readonly toFiles: boolean;
   private readonly worker: ReturnType<typeof intervalJob>;
   private active = false;
@@ -45,10 +44,6 @@ export class MailService {
     private readonly log: Logger,
   ) {
     this.toFiles = !config.smtpUrl;
-    this.transport = config.smtpUrl
-      ? // Built directly: createTransport(url) would drop the timeouts (a black-holed server must not hold the worker for minutes).
-        nodemailer.createTransport(new SMTPTransport({ url: config.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }))
-      : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     this.worker = intervalJob('mail-outbox', config.mailPollMs, () => this.drain(), (err) => log.error({ err }, 'mail outbox run failed'));
     this.cleanup = intervalJob(
       'mail-outbox-cleanup',
@@ -70,6 +65,24 @@ export class MailService {
         await this.worker.stop();
       },
     };
+  }
+
+  /**
+   * Built on the first send, and nodemailer loaded then: most processes never send a mail, and
+   * its ~35 modules would otherwise stay in the heap, which V8 lets grow to a multiple of what
+   * stays alive.
+   */
+  private get transport(): Transporter {
+    if (this.transporter) return this.transporter;
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const nodemailer = require('nodemailer') as typeof import('nodemailer');
+    const SMTPTransport = require('nodemailer/lib/smtp-transport') as typeof import('nodemailer/lib/smtp-transport');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    this.transporter = this.config.smtpUrl
+      ? // Built directly: createTransport(url) would drop the timeouts (a black-holed server must not hold the worker for minutes).
+        nodemailer.createTransport(new SMTPTransport({ url: this.config.smtpUrl, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 }))
+      : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    return this.transporter;
   }
 
   /** Adds the message to the caller's unit of work; it is sent once that is committed. */
