@@ -24,7 +24,7 @@ it('builds a shape once, then replays it with other numbers and gets their rows'
     const where = { user: author, published: false };
     const key = JSON.stringify(numbersOut(where, values, () => '#'));
     values.push(limit);
-    return shapes.rows<{ id: number }>(em, key, values, async (n) => {
+    return shapes.rows<{ id: number }>({ em, reader: () => em }, key, values, async (n) => {
       builds++;
       const qb = em.createQueryBuilder(Post, 'p').select('p.id').where(numbersOut(where, [], n) as never).orderBy({ id: 'asc' }).limit(n(1));
       await qb.applyFilters();

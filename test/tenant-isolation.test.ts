@@ -264,7 +264,8 @@ describe('the admin read does not seed the request identity map', () => {
     await seedTenantPosts(app, A, 1, `${A}:seed`);
     const [postB] = await seedTenantPosts(app, B, 1, `${B}:seed`);
     const { user } = await buildUser(app, { role: 'admin' });
-    const ctx: RequestContext = { em: requestFork(app.orm, A), requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => user, loaders: new Map() };
+    const em = requestFork(app.orm, A);
+    const ctx: RequestContext = { em, reader: () => em, requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => user, loaders: new Map() };
     const all = await app.built.services.tenantPosts.listAll(ctx);
     expect(all.map((p) => p.id)).toContain(postB.id);
     expect(await ctx.em.findOne(TenantPost, postB.id)).toBeNull();
@@ -276,7 +277,8 @@ describe('the tenant travels on the request\'s fork', () => {
   it('a context whose EntityManager lacks the tenant\'s filter parameters is refused, not read unfiltered', async () => {
     const A = freshTenant();
     await seedTenantPosts(app, A, 1, `${A}:seed`);
-    const ctx: RequestContext = { em: app.orm.em.fork(), requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => null, loaders: new Map() };
+    const em = app.orm.em.fork();
+    const ctx: RequestContext = { em, reader: () => em, requestId: 'test', ip: '127.0.0.1', tenantId: A, actor: async () => null, loaders: new Map() };
     await expect(app.built.services.tenantPosts.list(ctx)).rejects.toThrow('Tenant filter parameters do not match the request');
   });
 

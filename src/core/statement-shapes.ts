@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReadContext } from './context';
 import { readStale } from '../db/replicas';
 
 /**
@@ -54,12 +55,15 @@ export class StatementShapes {
   private readonly shapes = new Map<string, { sql: string; name: string; slots: Slot[]; native?: string }>();
 
   /**
-   * Rows of the statement of shape `key` for `values`. `build(n)` builds it with the ORM, taking
-   * the i-th number as `n(i)`; it runs once per key (and every time past MAX_SHAPES keys).
+   * Rows of the statement of shape `key` for `values`. `build(n)` builds it with the ORM (on the
+   * request's fork, `ctx.em`), taking the i-th number as `n(i)`; it runs once per key (and every
+   * time past MAX_SHAPES keys). The statement itself runs through `ctx.reader()`, so a request
+   * that only reads shapes never forks.
    * `stale`: the request may read slightly stale data (RequestContext.readFrom), so a read
    * replica may answer (db/replicas.ts).
    */
-  async rows<R>(em: EntityManager, key: string, values: readonly number[], build: (n: (i: number) => number) => Promise<CompiledStatement>, stale = false): Promise<R[]> {
+  async rows<R>(ctx: ReadContext, key: string, values: readonly number[], build: (n: (i: number) => number) => Promise<CompiledStatement>, stale = false): Promise<R[]> {
+    const em: EntityManager = ctx.reader();
     let shape = this.shapes.get(key);
     if (!shape) {
       const { sql, bindings } = await build(standIn);

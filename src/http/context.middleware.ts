@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { requestFork, type RequestContext } from '../core/context';
 import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
@@ -17,17 +17,21 @@ export interface ContextInput {
 
 /** The one way a RequestContext is made, for every transport (HTTP, GraphQL over WebSocket). */
 export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: ContextInput): RequestContext {
-  const em = requestFork(orm, input.tenantId);
+  let em: EntityManager | undefined;
   let actor: Promise<Actor | null> | undefined;
-  return {
-    em,
+  const ctx: RequestContext = {
+    get em() {
+      return (em ??= requestFork(orm, input.tenantId));
+    },
+    reader: () => em ?? (input.tenantId === null ? orm.em : ctx.em),
     requestId: input.requestId,
     ip: input.ip,
     tenantId: input.tenantId,
-    actor: () => (actor ??= tokens.authenticate(em, input.authorization)),
+    actor: () => (actor ??= tokens.authenticate(ctx, input.authorization)),
     loaders: new Map(),
     logFields: {},
   };
+  return ctx;
 }
 
 /**

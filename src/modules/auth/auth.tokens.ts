@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReadContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import type { User } from '../user/user.entity';
 import { actorById } from '../user/user.queries';
@@ -56,12 +56,12 @@ export class TokenService {
   }
 
   /** SPEC 5.2 in order: no token → null (the caller decides on 401), bad token, unknown user, revoked. */
-  async authenticate(em: EntityManager, authorization: string | undefined): Promise<Actor | null> {
+  async authenticate(ctx: ReadContext, authorization: string | undefined): Promise<Actor | null> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) return null;
     const p = this.verify(match[1]);
     if (!p || p.purpose !== undefined || !isId(p.id) || typeof p.tv !== 'number') throw AppError.unauthenticated('Invalid token');
-    const user = await actorById(em, p.id);
+    const user = await actorById(ctx, p.id);
     if (!user) throw AppError.unauthenticated('User not found');
     if (user.tokenVersion !== p.tv) throw AppError.unauthenticated('Invalid token');
     return user;

@@ -93,7 +93,7 @@ interface CommentRow {
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
     // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
-    const rows = await shapes.rows<CommentRow>(ctx.em, `comments:${postIds.length}`, postIds, async (n) => {
+    const rows = await shapes.rows<CommentRow>(ctx, `comments:${postIds.length}`, postIds, async (n) => {
       const authorFilter = await authorJoinFilter(ctx.em);
       return ctx.em
         .createQueryBuilder(Comment, 'c')
@@ -105,7 +105,7 @@ export function commentsLoader(ctx: RequestContext) {
         .toSQL();
     }, ctx.readFrom === 'read');
     const authors = authorLoader(ctx);
-    const platform = ctx.em.getPlatform();
+    const platform = ctx.reader().getPlatform();
     const date = (v: string) => platform.parseDate(v) as Date;
     const views = rows.map((r): CommentView => {
       const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };

@@ -92,10 +92,9 @@ export type PostShape = 'view' | 'json';
 export function postSource(ctx: RequestContext, shape: 'json', filters?: Record<string, boolean>): ListSource<PostJson>;
 export function postSource(ctx: RequestContext, shape: PostShape, filters?: Record<string, boolean>): ListSource<PostView | PostJson>;
 export function postSource(ctx: RequestContext, shape: PostShape, filters: Record<string, boolean> = {}): ListSource<PostView | PostJson> {
-  const { em } = ctx;
   // Wrapped: a QueryBuilder is thenable, so an async function returning one would run it.
   const counter = async (where: FilterQuery<object>) => {
-    const qb = em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
+    const qb = ctx.em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
     await qb.applyFilters(filters);
     return { qb };
   };
@@ -111,7 +110,8 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
       const key = JSON.stringify(['posts', shape, numbersOut(where, values, () => '#'), orderBy, filters, withTotal ?? false, offset !== undefined]);
       const at = values.length;
       values.push(limit, offset ?? 0);
-      const rows = await shapes.rows<PostRow>(em, key, values, async (n) => {
+      const rows = await shapes.rows<PostRow>(ctx, key, values, async (n) => {
+        const em = ctx.em;
         const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
         const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), offset === undefined ? undefined : n(at + 1));
         await ids.applyFilters(filters);
@@ -132,7 +132,7 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
         return { rows: rows.map((r) => ({ id: r.id, json: r.json! })), total: withTotal && rows.length ? Number(rows[0].total) : null };
       }
       const authors = authorLoader(ctx);
-      const platform = em.getPlatform();
+      const platform = ctx.reader().getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
       const views = rows.map((r): PostView => {
         const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };

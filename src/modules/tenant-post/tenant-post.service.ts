@@ -92,11 +92,13 @@ const shapes = new StatementShapes();
  * most of the Node CPU of GET /tenant/posts (npm run bench).
  */
 async function readRows(ctx: RequestContext, shape: 'view' | 'json', lift: Record<string, boolean> = {}): Promise<(TenantPostView | TenantPostJson)[]> {
-  const { em } = ctx;
-  const tenantId = filterTenantOf(em);
+  const em = ctx.reader();
+  // A request without a tenant may read through the ORM's root EntityManager (context.ts reader),
+  // which carries no filter parameters to ask about; otherwise its fork's are the tenant.
+  const tenantId = ctx.tenantId === null ? null : filterTenantOf(em);
   const key = JSON.stringify(['tenant-posts', shape, lift, tenantId !== null]);
-  const rows = await shapes.rows<TenantPostRow>(em, key, tenantId === null ? [] : [tenantId], async (n) => {
-    const shapeEm = em.fork();
+  const rows = await shapes.rows<TenantPostRow>(ctx, key, tenantId === null ? [] : [tenantId], async (n) => {
+    const shapeEm = ctx.em.fork();
     if (tenantId !== null) shapeEm.setFilterParams('tenant', { tenantId: n(0) } satisfies TenantFilterParams);
     const qb = shapeEm
       .createQueryBuilder(TenantPost, 't')

@@ -1,5 +1,5 @@
-import type { EntityManager, FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
-import type { RequestContext } from '../../core/context';
+import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
+import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
 import { User, type Role } from './user.entity';
@@ -48,9 +48,8 @@ const USER_JSON = jsonObjectSql('x', ['id', 'name', 'email', 'role', 'email_veri
 export function userViewSource(ctx: RequestContext): ListSource<UserView>;
 export function userViewSource(ctx: RequestContext, shape: 'json'): ListSource<UserJson>;
 export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'view'): ListSource<UserView | UserJson> {
-  const { em } = ctx;
   const counter = async (where: FilterQuery<object>) => {
-    const qb = em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
+    const qb = ctx.em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
     await qb.applyFilters();
     return { qb };
   };
@@ -60,9 +59,9 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
       const key = JSON.stringify(['users', shape, numbersOut(where, values, () => '#'), orderBy, withTotal ?? false, offset !== undefined]);
       const at = values.length;
       values.push(limit, offset ?? 0);
-      const rows = await shapes.rows<UserRow>(em, key, values, async (n) => {
+      const rows = await shapes.rows<UserRow>(ctx, key, values, async (n) => {
         const w = numbersOut(where, [], n) as QBFilterQuery<User>;
-        const qb = em
+        const qb = ctx.em
           .createQueryBuilder(User, 'u')
           .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt'])
           .where(w)
@@ -76,7 +75,7 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
       });
       const total = withTotal && rows.length ? Number(rows[0].total) : null;
       if (shape === 'json') return { rows: rows.map((r) => ({ id: r.id, json: r.json! })), total };
-      const platform = em.getPlatform();
+      const platform = ctx.reader().getPlatform();
       const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
       const views = rows.map((r): UserView => ({
         id: r.id, name: r.name, email: r.email, role: r.role,
@@ -99,9 +98,9 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
  * request's identity map was the largest Node cost of an authenticated read after the SQL
  * (npm run bench, GET /admin/users). The password hash is not read.
  */
-export async function actorById(em: EntityManager, id: number): Promise<Actor | null> {
-  const [row] = await shapes.rows<UserRow & { token_version: number }>(em, '["actor-by-id"]', [id], async (n) => {
-    const qb = em
+export async function actorById(ctx: ReadContext, id: number): Promise<Actor | null> {
+  const [row] = await shapes.rows<UserRow & { token_version: number }>(ctx, '["actor-by-id"]', [id], async (n) => {
+    const qb = ctx.em
       .createQueryBuilder(User, 'u')
       .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
       .where({ id: n(0) });
@@ -109,7 +108,7 @@ export async function actorById(em: EntityManager, id: number): Promise<Actor | 
     return qb.getKnexQuery().toSQL();
   });
   if (!row) return null;
-  const platform = em.getPlatform();
+  const platform = ctx.reader().getPlatform();
   const date = (v: string) => platform.parseDate(v) as Date;
   return {
     id: row.id, name: row.name, email: row.email, role: row.role as Role, tokenVersion: row.token_version,
