@@ -100,7 +100,7 @@ export class StatementShapes {
               knex.emit('query', { method: 'raw', sql: native, bindings: params });
               return (await client.query({ name, text: native, values: params })).rows as R[];
             } finally {
-              await knex.client.releaseConnection(client);
+              void knex.client.releaseConnection(client); // synchronous; the promise it returns is already settled
             }
           };
       return connection.executeQuery(logged, execute, { query: sql, params, id: em.id });

@@ -9,7 +9,8 @@ import type { Actor } from '../modules/user/user.types';
 /** What a transport knows about its caller; HTTP reads it from the request, WebSocket from connectionParams. */
 export interface ContextInput {
   requestId: string;
-  ip: string;
+  /** The client's address, or how to find it when first asked (only the auth rate limits ask). */
+  ip: string | (() => string);
   tenantId: number | null;
   /** The `Authorization` value as sent (`Bearer <token>`), checked on first use of `actor()`. */
   authorization: string | undefined;
@@ -25,7 +26,9 @@ export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: 
     },
     reader: () => em ?? (input.tenantId === null ? orm.em : ctx.em),
     requestId: input.requestId,
-    ip: input.ip,
+    get ip() {
+      return typeof input.ip === 'string' ? input.ip : (input.ip = input.ip());
+    },
     tenantId: input.tenantId,
     actor: () => (actor ??= tokens.authenticate(ctx, input.authorization)),
     loaders: new Map(),

@@ -8,7 +8,7 @@ import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import { buildRequestContext } from './context.middleware';
 import { answerError, sendJsonText } from './error-handler';
-import { expressView } from './express-view';
+import { expressView, type RequestView } from './express-view';
 import type { InFlight } from './in-flight';
 import { routePattern, type RestRequest, type RouteDef } from './routes';
 
@@ -53,11 +53,14 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
   async function run(route: (typeof compiled)[number], match: RegExpExecArray, req: IncomingMessage, res: ServerResponse, routed: Routed): Promise<void> {
     try {
       const body = route.method === 'GET' ? undefined : await readBody(req, res);
-      const view = expressView(deps.app, req);
+      // Express's reading of the request (TRUST_PROXY) is made only if the tenant resolver or the
+      // client IP asks for it: most requests need neither.
+      let view: RequestView | undefined;
+      const expressReading = () => (view ??= expressView(deps.app, req));
       const ctx = buildRequestContext(deps.orm, deps.tokens, {
         requestId: routed.requestId,
-        ip: view.ip ?? req.socket.remoteAddress ?? 'unknown',
-        tenantId: deps.resolveTenant(view),
+        ip: () => expressReading().ip ?? req.socket.remoteAddress ?? 'unknown',
+        tenantId: deps.resolveTenant({ headers: req.headers, get hostname() { return expressReading().hostname; } }),
         authorization: req.headers.authorization,
       });
       // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
