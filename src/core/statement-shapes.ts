@@ -33,7 +33,7 @@ const MAX_SHAPES = 500;
 
 /** The parts of MikroORM's SQL connection used here (executeQuery logs, as every ORM statement is). */
 interface OrmConnection {
-  getKnex(): { raw(sql: string, bindings: readonly unknown[]): KnexRaw; client: KnexClient; emit(event: 'query', data: object): unknown };
+  getKnex(): { raw(sql: string, bindings: readonly unknown[]): KnexRaw; client: KnexClient; emit(event: 'query', data: object): unknown; listenerCount(event: 'query'): number };
   executeQuery<T>(query: string, cb: () => Promise<T>, context?: object): Promise<T>;
   getPlatform(): { formatQuery(sql: string, params: readonly unknown[]): string };
 }
@@ -84,9 +84,6 @@ export class StatementShapes {
       const knex = connection.getKnex();
       // PostgreSQL's own placeholders ($1, ...), once per shape.
       const native = (current.native ??= knex.raw(sql, params).toSQL().toNative().sql);
-      const logger = em.config.getLogger();
-      // Logged as the ORM logs its own statements: values in place, or PostgreSQL's $n placeholders.
-      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : native;
       const trx = em.getTransactionContext();
       const execute = trx
         ? async () => (await knex.raw(sql, params).options({ name }).transacting(trx)).rows as R[]
@@ -97,12 +94,16 @@ export class StatementShapes {
           async () => {
             const client = await knex.client.acquireConnection();
             try {
-              knex.emit('query', { method: 'raw', sql: native, bindings: params });
+              if (knex.listenerCount('query')) knex.emit('query', { method: 'raw', sql: native, bindings: params });
               return (await client.query({ name, text: native, values: params })).rows as R[];
             } finally {
               void knex.client.releaseConnection(client); // synchronous; the promise it returns is already settled
             }
           };
+      const logger = em.config.getLogger();
+      if (!logger.isEnabled('query')) return execute();
+      // Logged as the ORM logs its own statements: values in place, or PostgreSQL's $n placeholders.
+      const logged = logger.isEnabled('query-params') ? connection.getPlatform().formatQuery(sql, params) : native;
       return connection.executeQuery(logged, execute, { query: sql, params, id: em.id });
     };
     try {

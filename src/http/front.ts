@@ -35,20 +35,22 @@ export function createFront(o: FrontOptions): RequestListener {
     // Read now: the /graphql mount rewrites req.url (and the guard below may too).
     const path = pathOf(req.url ?? '/');
     const routed: Routed = { requestId, path, ctx: undefined };
-    // Express's handlers (GraphQL's context, the Express error handler) read these from res.locals.
-    (res as ServerResponse & { locals: object }).locals = { requestId };
     res.setHeader('x-request-id', requestId);
     for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
     const record: RequestRecord = { requestId, method: req.method, route: null, path, start, ctx: undefined };
-    res.once('close', () => {
+    // A response closes once.
+    res.on('close', () => {
       record.route = o.table.match(path);
-      record.ctx = routed.ctx ?? (res as ServerResponse & { locals: { ctx?: RequestRecord['ctx'] } }).locals.ctx;
+      record.ctx = routed.ctx ?? (res as ServerResponse & { locals?: { ctx?: RequestRecord['ctx'] } }).locals?.ctx;
       o.metrics.observeHttp(req.method ?? 'GET', record.route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
       logRequest(o.log, record, res);
     });
     cors(req, res, () => {
       if (guard(o.table, req, res, routed)) return;
-      if (!o.rest(req, res, routed)) o.others(req, res);
+      if (o.rest(req, res, routed)) return;
+      // Express's handlers (GraphQL's context, the Express error handler) read these from res.locals.
+      (res as ServerResponse & { locals: object }).locals = { requestId };
+      o.others(req, res);
     });
   };
 }

@@ -73,7 +73,13 @@ export function createMetrics(orm: MikroORM): Metrics {
   const routing = readRoutingOf(orm);
   const queries = new Counter({ name: 'db_queries_total', help: 'SQL statements sent, by pool (primary, replica-1, ...)', labelNames: ['pool'] as const, registers: [registry] });
   queries.inc({ pool: 'primary' }, 0);
-  routing?.onQuery((pool) => queries.inc({ pool }));
+  // Once per statement: the labelled child per pool is looked up once.
+  const queriesByPool = new Map<string, { inc(): void }>();
+  routing?.onQuery((pool) => {
+    let child = queriesByPool.get(pool);
+    if (!child) queriesByPool.set(pool, (child = queries.labels(pool)));
+    child.inc();
+  });
   if (routing?.replicas.length) {
     new Gauge({
       name: 'db_replica_in_use',

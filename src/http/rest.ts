@@ -10,7 +10,7 @@ import { buildRequestContext } from './context.middleware';
 import { answerError, sendJsonText } from './error-handler';
 import { expressView, type RequestView } from './express-view';
 import type { InFlight } from './in-flight';
-import { routePattern, type RestRequest, type RouteDef } from './routes';
+import { routePattern, segmentCount, type RestRequest, type RouteDef } from './routes';
 
 export interface RestDeps {
   orm: MikroORM;
@@ -44,6 +44,12 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
     pattern: routePattern(def.path),
     names: def.path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1)),
   }));
+  // Candidates by method and segment count, in declaration order: a request tests a few patterns.
+  const candidates = new Map<string, typeof compiled>();
+  for (const route of compiled) {
+    const key = `${route.method} ${segmentCount(route.def.path)}`;
+    candidates.set(key, [...(candidates.get(key) ?? []), route]);
+  }
   const parseBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
   const readBody = (req: IncomingMessage, res: ServerResponse) =>
     new Promise<unknown>((resolve, reject) => {
@@ -82,8 +88,7 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
     dispatch(req: IncomingMessage, res: ServerResponse, routed: Routed): boolean {
       // HEAD is answered as GET; Node leaves the body out.
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      for (const route of compiled) {
-        if (route.method !== method) continue;
+      for (const route of candidates.get(`${method} ${segmentCount(routed.path)}`) ?? []) {
         const match = route.pattern.exec(routed.path);
         if (!match) continue;
         void deps.inFlight.run(() => run(route, match, req, res, routed));

@@ -45,12 +45,31 @@ export function routePattern(path: string): RegExp {
   return new RegExp('^' + path.split('/').map((seg) => (seg.startsWith(':') ? '([^/]+)' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/') + '/?$');
 }
 
+/**
+ * How many segments a path has, a trailing slash not counted (as routePattern allows one): only
+ * routes with the same count can match, so lookups test a handful of patterns, not all of them.
+ */
+export function segmentCount(path: string): number {
+  let n = 0;
+  const end = path.length > 1 && path.endsWith('/') ? path.length - 1 : path.length;
+  for (let i = 0; i < end; i++) if (path.charCodeAt(i) === 47 /* / */) n++;
+  return n;
+}
+
+interface TableEntry {
+  path: string;
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
 export class RouteTable {
-  private readonly entries: { path: string; pattern: RegExp; methods: Set<string> }[] = [];
+  private readonly entries: TableEntry[] = [];
+  /** The entries by segment count, in the order they were added. */
+  private readonly bySegments = new Map<number, TableEntry[]>();
   /**
-   * Answers per path: the guard, the log line and the metric each ask about the request's path,
-   * and each scan tests every pattern. Bounded: emptied when full (paths carry ids).
+   * Answers per path: the guard, the log line and the metric each ask about the request's path.
+   * Bounded: emptied when full (paths carry ids, so it only saves work for paths without).
    */
   private readonly seen = new Map<string, { route: string | null; allowed: string[] | null }>();
 
@@ -58,7 +77,11 @@ export class RouteTable {
     this.seen.clear();
     const source = routePattern(path).source;
     let entry = this.entries.find((e) => e.pattern.source === source);
-    if (!entry) this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
+    if (!entry) {
+      this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
+      const count = segmentCount(path);
+      this.bySegments.set(count, [...(this.bySegments.get(count) ?? []), entry]);
+    }
     for (const m of methods) entry.methods.add(m.toUpperCase());
     if (entry.methods.has('GET')) entry.methods.add('HEAD');
   }
@@ -76,22 +99,21 @@ export class RouteTable {
   private lookup(path: string): { route: string | null; allowed: string[] | null } {
     let found = this.seen.get(path);
     if (!found) {
-      found = { route: this.entries.find((e) => e.pattern.test(path))?.path ?? null, allowed: this.scan(path) };
+      found = this.scan(path);
       if (this.seen.size >= 1000) this.seen.clear();
       this.seen.set(path, found);
     }
     return found;
   }
 
-  private scan(path: string): string[] | null {
+  private scan(path: string): { route: string | null; allowed: string[] | null } {
+    let route: string | null = null;
     const methods = new Set<string>();
-    let found = false;
-    for (const e of this.entries) {
-      if (e.pattern.test(path)) {
-        found = true;
-        e.methods.forEach((m) => methods.add(m));
-      }
+    for (const e of this.bySegments.get(segmentCount(path)) ?? []) {
+      if (!e.pattern.test(path)) continue;
+      route ??= e.path;
+      e.methods.forEach((m) => methods.add(m));
     }
-    return found ? [...methods].sort() : null;
+    return { route, allowed: route === null ? null : [...methods].sort() };
   }
 }
