@@ -13,9 +13,10 @@ export interface RequestContext {
   readonly em: EntityManager;
   /**
    * Where a statement that needs no unit of work reads (core/statement-shapes.ts): the request's
-   * fork once it exists, else, when the request has no tenant (the one filter parameter a fork
-   * carries), the ORM's root EntityManager, used only for its connection. Forking per request
-   * was a tenth of the Node CPU of a small read (GET /posts/:id).
+   * fork once it exists, else the ORM's root EntityManager (`global`), used only for its
+   * connection: it carries no filter parameters, so a tenant read takes the request's tenant
+   * (tenant-post.service.ts). Forking per request was a tenth of the Node CPU of a small read
+   * (GET /posts/:id).
    */
   reader(): EntityManager;
   requestId: string;

@@ -24,7 +24,7 @@ export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: 
     get em() {
       return (em ??= requestFork(orm, input.tenantId));
     },
-    reader: () => em ?? (input.tenantId === null ? orm.em : ctx.em),
+    reader: () => em ?? orm.em,
     requestId: input.requestId,
     get ip() {
       return typeof input.ip === 'string' ? input.ip : (input.ip = input.ip());

@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { filterTenantOf, requireRole, requireTenant, type RequestContext, type TenantFilterParams } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
 import { jsonObjectSql } from '../../core/json-sql';
@@ -28,15 +29,16 @@ export class TenantPostService {
     const tenantId = tenantScope(ctx);
     const input = parseInput(createTenantPostInput, raw);
     // SPEC 4.4 rule 6: the tenant is passed explicitly, never stamped by a hook or taken from input.
-    const post = ctx.em.create(TenantPost, { tenantId, title: input.title, body: input.body } as TenantPost);
-    await flushAndEmit(ctx.em, () => [{ type: 'tenantPostCreated', tenantId, tenantPostId: post.id }]);
+    const em = tenantFork(ctx, tenantId);
+    const post = em.create(TenantPost, { tenantId, title: input.title, body: input.body } as TenantPost);
+    await flushAndEmit(em, () => [{ type: 'tenantPostCreated', tenantId, tenantPostId: post.id }]);
     return presentTenantPost(post);
   }
 
   /** One post of the current tenant (what a live event names), or null. */
   async find(ctx: RequestContext, id: number): Promise<TenantPostView | null> {
     const tenantId = tenantScope(ctx);
-    const post = await ctx.em.findOne(TenantPost, { id }, { disableIdentityMap: true });
+    const post = await tenantFork(ctx, tenantId).findOne(TenantPost, { id }, { disableIdentityMap: true });
     return post ? presentTenantPost(ownedBy(post, tenantId)) : null;
   }
 
@@ -57,8 +59,18 @@ export class TenantPostService {
  */
 function tenantScope(ctx: RequestContext): number {
   const tenantId = requireTenant(ctx);
-  if (filterTenantOf(ctx.em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
+  // The EntityManager this request reads through: its fork, or the root one before it forks,
+  // which has no parameters and no identity map to answer from (readRows gives its statements
+  // the request's tenant).
+  const em = ctx.reader();
+  if (!em.global && filterTenantOf(em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
   return tenantId;
+}
+
+/** The request's fork, for entity reads and writes, which its `tenant` filter parameters limit. */
+function tenantFork(ctx: RequestContext, tenantId: number): EntityManager {
+  if (filterTenantOf(ctx.em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
+  return ctx.em;
 }
 
 /** A tenant post row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
@@ -93,9 +105,10 @@ const shapes = new StatementShapes();
  */
 async function readRows(ctx: RequestContext, shape: 'view' | 'json', lift: Record<string, boolean> = {}): Promise<(TenantPostView | TenantPostJson)[]> {
   const em = ctx.reader();
-  // A request without a tenant may read through the ORM's root EntityManager (context.ts reader),
-  // which carries no filter parameters to ask about; otherwise its fork's are the tenant.
-  const tenantId = ctx.tenantId === null ? null : filterTenantOf(em);
+  // Through the ORM's root EntityManager (a request that has not forked, context.ts reader) the
+  // tenant is the request's, which is what its fork's filter parameters will carry; through a
+  // fork, its parameters.
+  const tenantId = em.global ? ctx.tenantId : filterTenantOf(em);
   const key = JSON.stringify(['tenant-posts', shape, lift, tenantId !== null]);
   const rows = await shapes.rows<TenantPostRow>(ctx, key, tenantId === null ? [] : [tenantId], async (n) => {
     const shapeEm = ctx.em.fork();
