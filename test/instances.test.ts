@@ -122,6 +122,10 @@ it('10 failed logins split across both instances → 429 on both', async () => {
 });
 
 it('40 mails queued through both instances are each delivered exactly once, by both senders between them', async () => {
+  // The count below starts from an idle outbox: a mail of an earlier test still on its way would
+  // otherwise be counted as one of these (each process loads its SMTP client on its first send).
+  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
+  await new Promise((r) => setTimeout(r, 300)); // its log line, written after the commit, reaches us through a pipe
   const beforeA = sentIds(a).length;
   const beforeB = sentIds(b).length;
   const emails = Array.from({ length: 40 }, (_, i) => `once-${i}@example.test`);
