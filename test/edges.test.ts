@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { deflateSync, gzipSync, brotliCompressSync } from 'node:zlib';
 import { buildSchema, parse, validate } from 'graphql';
 import { startTestApp, type TestApp } from './support/harness';
@@ -244,6 +245,24 @@ describe('REST odd requests', () => {
         expect({ path: r.path, bad, status: res.status, body: res.body }).toEqual({ path: r.path, bad, status: invalid.status, body: invalid.body });
       }
     }
+  });
+
+  it('absolute-form request targets: a valid one is read as its path, an invalid host is 400 Malformed URL, and the server lives on', async () => {
+    /** One request over a raw socket, as sent: fetch cannot send an absolute-form target. */
+    const exchange = (target: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { port } = new URL(app.url);
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+        let data = '';
+        socket.on('data', (c) => (data += c));
+        socket.on('error', reject);
+        socket.on('close', () => resolve({ status: Number(data.split(' ')[1]), body: data.slice(data.indexOf('\r\n\r\n') + 4) }));
+      });
+    const post = await buildPost(app, (await buildUser(app)).user);
+    const ok = await exchange(`http://x/posts/${post.id}`);
+    expect([ok.status, JSON.parse(ok.body).id]).toEqual([200, post.id]);
+    expect(await exchange('http://[::1/posts')).toEqual({ status: 400, body: JSON.stringify({ message: 'Malformed URL' }) });
+    expect((await raw('GET', '/healthz')).status).toBe(200);
   });
 
   it('very long URLs: a long path is 404, a long query string is read normally, past 16 KB Node answers 431', async () => {

@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { parse as parseUrl } from 'node:url';
 import { AppError } from '../core/errors';
 import type { Logger } from '../core/logger';
-import { sendError } from './error-handler';
+import { answerError, sendError } from './error-handler';
 import { logRequest, requestIdOf, type RequestRecord } from './logging';
 import type { Metrics } from './metrics';
 import type { Routed } from './rest';
@@ -30,13 +30,22 @@ export function createFront(o: FrontOptions): RequestListener {
   const headers = securityHeaders();
   const cors = corsPolicy(o.corsOrigins);
   return (req, res) => {
+    try {
+      handle(req, res);
+    } catch (err) {
+      // Nothing thrown here may reach the server's 'request' event: it would end the process.
+      answerError(o.log, req, res, req.url ?? '', res.getHeader('x-request-id') as string | undefined, err);
+    }
+  };
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
     const start = process.hrtime.bigint();
     const requestId = requestIdOf(req);
+    res.setHeader('x-request-id', requestId);
+    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
     // Read now: the /graphql mount rewrites req.url (and the guard below may too).
     const path = pathOf(req.url ?? '/');
     const routed: Routed = { requestId, path, ctx: undefined };
-    res.setHeader('x-request-id', requestId);
-    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
     const record: RequestRecord = { requestId, method: req.method, route: null, path, start, ctx: undefined };
     // A response closes once.
     res.on('close', () => {
@@ -52,7 +61,7 @@ export function createFront(o: FrontOptions): RequestListener {
       (res as ServerResponse & { locals: object }).locals = { requestId };
       o.others(req, res);
     });
-  };
+  }
 }
 
 /**
@@ -98,5 +107,9 @@ export function pathOf(url: string): string {
   const q = url.indexOf('?');
   const raw = q < 0 ? url : url.slice(0, q);
   if (raw.charCodeAt(0) === 47 /* / */ && !/[#\s]/.test(raw)) return raw;
-  return parseUrl(url).pathname ?? '/';
+  try {
+    return parseUrl(url).pathname ?? '/';
+  } catch {
+    throw AppError.badRequest('Malformed URL'); // an absolute-form target with an invalid host, say
+  }
 }
