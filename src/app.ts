@@ -1,16 +1,15 @@
 import 'reflect-metadata';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import express from 'express';
-import { expressMiddleware } from '@as-integrations/express5';
 import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
-import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE } from './graphql/ide';
+import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
+import { graphqlHttp } from './graphql/http';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
-import { contextMiddleware } from './http/context.middleware';
 import { errorHandler, sendError } from './http/error-handler';
 import { RouteTable } from './http/routes';
 import { restRouter } from './http/rest';
@@ -18,10 +17,8 @@ import { createFront } from './http/front';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
-import { graphqlRequestGuard } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
-import type { RequestContext } from './core/context';
 
 export interface AppOptions {
   resolveTenant?: TenantResolver;
@@ -85,7 +82,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   table.add(DOCS_ASSET_ROUTE, 'get');
   if (!production) table.add(IDE_ASSET_ROUTE, 'get');
 
-  // Express answers what is not REST: health, metrics, documentation and GraphQL. The front
+  // Express answers what is neither REST nor GraphQL: health, metrics, documentation. The front
   // (http/front.ts) has already given each request its id, headers, log line, metric, CORS and
   // 404/405 before it gets here.
   app.get('/healthz', (_req, res) => {
@@ -107,17 +104,13 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     app.get(IDE_ASSET_ROUTE, graphqlIdeAsset);
     app.get('/graphql', graphqlIde());
   }
-  app.use(
-    '/graphql',
-    express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }),
-    contextMiddleware(deps.orm, services.tokens, resolveTenant),
-    graphqlRequestGuard(),
-    inFlight.track(expressMiddleware(apollo, { context: async ({ res }) => res.locals.ctx as RequestContext })),
-  );
   app.use(errorHandler(deps.log));
 
-  const rest = restRouter(routes, { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, log: deps.log, app });
-  const handle = createFront({ table, log: deps.log, metrics, corsOrigins: deps.config.corsOrigins, rest: rest.dispatch, others: app });
+  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, log: deps.log, app };
+  const rest = restRouter(routes, adapterDeps);
+  // GraphiQL's page (not in production) is Express's; every GraphQL operation is the adapter's.
+  const graphql = graphqlHttp(apollo, { ...adapterDeps, passOn: (req) => !production && wantsIde(req) });
+  const handle = createFront({ table, log: deps.log, metrics, corsOrigins: deps.config.corsOrigins, adapters: [rest.dispatch, graphql], others: app });
 
   const jobs = services.jobs;
   return {

@@ -72,7 +72,7 @@ describe('request ids', () => {
     const router = restRouter([{ method: 'get', path: '/probe', handler: async (_req, ctx) => reply({ requestId: ctx.requestId }) }], {
       orm: app.orm, tokens: app.built.services.tokens, resolveTenant: headerTenantResolver, inFlight: new InFlight(), log: silentLogger, app: express(),
     });
-    const front = createFront({ table, log: silentLogger, metrics: createMetrics(app.orm), corsOrigins: [], rest: router.dispatch, others: (_req, res) => res.end() });
+    const front = createFront({ table, log: silentLogger, metrics: createMetrics(app.orm), corsOrigins: [], adapters: [router.dispatch], others: (_req, res) => res.end() });
     const server = createServer(front).listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     try {

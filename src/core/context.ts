@@ -4,12 +4,12 @@ import { AppError } from './errors';
 
 /**
  * What every service call receives: the request's own EntityManager, the caller and the tenant.
- * Built once per request (http/context.middleware.ts) and shared by REST routes and GraphQL
+ * Built once per request (http/request-context.ts) and shared by REST routes and GraphQL
  * resolvers, so both surfaces run the same rules with the same state. A plain value, handed to
  * every service call: nothing on the request path reads ambient (async-hook) state.
  */
 export interface RequestContext {
-  /** The request's own fork, made on first use (http/context.middleware.ts). */
+  /** The request's own fork, made on first use (http/request-context.ts). */
   readonly em: EntityManager;
   /**
    * Where a statement that needs no unit of work reads (core/statement-shapes.ts): the request's

@@ -1,4 +1,6 @@
 import { dirname, join } from 'node:path';
+import type { IncomingMessage } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../core/errors';
 
@@ -72,9 +74,11 @@ const HTML = `<!doctype html>
 </html>
 `;
 
-function wantsIde(req: Request): boolean {
+/** A browser asking for the page: GET or HEAD, accepting HTML, with no `query` parameter. */
+export function wantsIde(req: IncomingMessage): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-  if (req.query.query !== undefined) return false;
+  const q = (req.url ?? '').indexOf('?');
+  if (q >= 0 && parseQuery(req.url!.slice(q + 1).split('#')[0]).query !== undefined) return false;
   return (req.headers.accept ?? '').includes('text/html');
 }
 

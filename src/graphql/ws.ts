@@ -22,7 +22,7 @@ import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
 import type { TenantResolver } from '../core/tenant';
-import { buildRequestContext } from '../http/context.middleware';
+import { buildRequestContext } from '../http/request-context';
 import { clientIp } from '../http/express-view';
 import type { SubscriptionMetrics } from '../http/metrics';
 import type { AppDeps, Services } from '../modules/services';

@@ -14,17 +14,17 @@ export interface FrontOptions {
   log: Logger;
   metrics: Metrics;
   corsOrigins: readonly string[];
-  /** The REST adapter (http/rest.ts): true when it took the request. */
-  rest: (req: IncomingMessage, res: ServerResponse, routed: Routed) => boolean;
-  /** Everything else (GraphQL, health, metrics, documentation): Express. */
+  /** The adapters on node:http, asked in turn (REST: http/rest.ts; GraphQL: graphql/http.ts): true when one took the request. */
+  adapters: ((req: IncomingMessage, res: ServerResponse, routed: Routed) => boolean)[];
+  /** Everything else (health, metrics, documentation, GraphiQL): Express. */
   others: RequestListener;
 }
 
 /**
  * The service's one request listener. Every request, whichever surface answers it, gets here
  * first: an id, the security headers, its log line and its metric, CORS, and 404/405 from the
- * route table before any body is read. Then the REST adapter takes REST routes, and Express the
- * rest. Nothing below this point repeats these steps, so no route can miss them.
+ * route table before any body is read. Then the REST and GraphQL adapters take their requests,
+ * and Express the rest. Nothing below this point repeats these steps, so no route can miss them.
  */
 export function createFront(o: FrontOptions): RequestListener {
   const headers = securityHeaders();
@@ -56,7 +56,7 @@ export function createFront(o: FrontOptions): RequestListener {
     });
     cors(req, res, () => {
       if (guard(o.table, req, res, routed)) return;
-      if (o.rest(req, res, routed)) return;
+      for (const adapter of o.adapters) if (adapter(req, res, routed)) return;
       // Express's handlers (GraphQL's context, the Express error handler) read these from res.locals.
       (res as ServerResponse & { locals: object }).locals = { requestId };
       o.others(req, res);

@@ -6,7 +6,7 @@ import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
-import { buildRequestContext } from './context.middleware';
+import { buildRequestContext } from './request-context';
 import { answerError, sendJsonText } from './error-handler';
 import { expressView, type RequestView } from './express-view';
 import type { InFlight } from './in-flight';
@@ -50,29 +50,14 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
     const key = `${route.method} ${segmentCount(route.def.path)}`;
     candidates.set(key, [...(candidates.get(key) ?? []), route]);
   }
-  const parseBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
-  const readBody = (req: IncomingMessage, res: ServerResponse) =>
-    new Promise<unknown>((resolve, reject) => {
-      parseBody(req as never, res as never, (err?: unknown) => (err ? reject(err) : resolve((req as { body?: unknown }).body)));
-    });
 
   async function run(route: (typeof compiled)[number], match: RegExpExecArray, req: IncomingMessage, res: ServerResponse, routed: Routed): Promise<void> {
     try {
-      const body = route.method === 'GET' ? undefined : await readBody(req, res);
-      // Express's reading of the request (TRUST_PROXY) is made only if the tenant resolver or the
-      // client IP asks for it: most requests need neither.
-      let view: RequestView | undefined;
-      const expressReading = () => (view ??= expressView(deps.app, req));
-      const ctx = buildRequestContext(deps.orm, deps.tokens, {
-        requestId: routed.requestId,
-        ip: () => expressReading().ip ?? req.socket.remoteAddress ?? 'unknown',
-        tenantId: deps.resolveTenant({ headers: req.headers, get hostname() { return expressReading().hostname; } }),
-        authorization: req.headers.authorization,
-      });
+      const body = route.method === 'GET' ? undefined : await readJsonBody(req, res);
+      const ctx = requestContext(req, routed, deps);
       // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (route.def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
-      routed.ctx = ctx;
       const params: Record<string, string> = {};
       for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodeURIComponent(match[i + 1]);
       const request: RestRequest = { params, query: parseQuery(queryOf(req.url ?? '')), body, path: routed.path };
@@ -97,6 +82,32 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
       return false;
     },
   };
+}
+
+const parseJson = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
+
+/** The JSON body of a request (1 MB at most; undefined for another content type), as Express reads it. */
+export function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
+    parseJson(req as never, res as never, (err?: unknown) => (err ? reject(err) : resolve((req as { body?: unknown }).body)));
+  });
+}
+
+/**
+ * The request's RequestContext, kept on `routed` for its log line. Express's reading of the
+ * request (TRUST_PROXY: client IP, hostname) is made only if the tenant resolver or the client IP
+ * asks for it: most requests need neither.
+ */
+export function requestContext(req: IncomingMessage, routed: Routed, deps: RestDeps): RequestContext {
+  let view: RequestView | undefined;
+  const expressReading = () => (view ??= expressView(deps.app, req));
+  routed.ctx = buildRequestContext(deps.orm, deps.tokens, {
+    requestId: routed.requestId,
+    ip: () => expressReading().ip ?? req.socket.remoteAddress ?? 'unknown',
+    tenantId: deps.resolveTenant({ headers: req.headers, get hostname() { return expressReading().hostname; } }),
+    authorization: req.headers.authorization,
+  });
+  return routed.ctx;
 }
 
 /** The query string of a request target (after `?`, before any `#`). */

@@ -1,7 +1,6 @@
 import cors from 'cors';
 import helmet from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
 
 /**
  * Security headers for every answer, JSON or HTML. The only pages are the locally served
@@ -72,28 +71,4 @@ export function corsPolicy(origins: readonly string[]): (req: IncomingMessage, r
     maxAge: 600,
     optionsSuccessStatus: 204,
   });
-}
-
-const GRAPHQL_RESPONSE_TYPES = ['application/json', 'application/graphql-response+json'];
-
-/**
- * Mounted on /graphql just before Apollo, for three Apollo behaviours:
- * - a body of another content type leaves `req.body` unset, and the Express adapter then
- *   answers a plain-text 500 about a missing body parser; with the body explicitly absent,
- *   Apollo answers its 400 JSON error instead.
- * - Apollo checks `Accept` only AFTER executing the operation, so a mutation sent with
- *   `Accept: application/xml` would run and still be answered 406. Every GraphQL answer is
- *   JSON, so a POST that does not ask for JSON simply gets JSON.
- * - Apollo answers HEAD with 405 although the route table (and its Allow header) offers it.
- */
-export function graphqlRequestGuard() {
-  return (req: Request, _res: Response, next: NextFunction) => {
-    if (!('body' in req)) (req as { body?: unknown }).body = undefined;
-    // HEAD is a GET without the body (Node drops it); Apollo itself knows only GET and POST.
-    if (req.method === 'HEAD') req.method = 'GET';
-    if (req.method === 'POST' && req.headers.accept !== undefined && !req.accepts(GRAPHQL_RESPONSE_TYPES)) {
-      delete req.headers.accept;
-    }
-    next();
-  };
 }

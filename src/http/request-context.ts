@@ -1,8 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { requestFork, type RequestContext } from '../core/context';
-import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import type { Actor } from '../modules/user/user.types';
 
@@ -35,22 +32,4 @@ export function buildRequestContext(orm: MikroORM, tokens: TokenService, input: 
     logFields: {},
   };
   return ctx;
-}
-
-/**
- * Builds the RequestContext once per request and hands it on in `res.locals.ctx`: REST handlers
- * take it from there, GraphQL from Apollo's context, and the ORM's `tenant` filter from the
- * request's fork, which carries the tenant as filter parameters (no async-hook state).
- */
-export function contextMiddleware(orm: MikroORM, tokens: TokenService, resolveTenant: TenantResolver) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const ctx = buildRequestContext(orm, tokens, {
-      requestId: (res.getHeader('x-request-id') as string | undefined) ?? randomUUID(),
-      ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
-      tenantId: resolveTenant(req),
-      authorization: req.headers.authorization,
-    });
-    res.locals.ctx = ctx;
-    next();
-  };
 }
