@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { RequestContext } from '../core/context';
 import { answerError } from '../http/error-handler';
-import { readJsonBody, requestContext, type RestDeps, type Routed } from '../http/rest';
+import { queryOf, readJsonBody, requestContext, type RestDeps, type Routed } from '../http/rest';
 import { expressView } from '../http/express-view';
 
 const GRAPHQL_PATH = /^\/graphql\/?$/;
@@ -34,7 +34,7 @@ export function graphqlHttp(apollo: ApolloServer<RequestContext>, deps: RestDeps
         headers.delete('accept');
       }
       const response = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method, headers, search: searchOf(req.url ?? ''), body },
+        httpGraphQLRequest: { method, headers, search: `?${queryOf(req.url ?? '')}`, body },
         context: async () => ctx,
       });
       for (const [key, value] of response.headers) res.setHeader(key, value);
@@ -56,12 +56,4 @@ export function graphqlHttp(apollo: ApolloServer<RequestContext>, deps: RestDeps
     void deps.inFlight.run(() => run(req, res, routed));
     return true;
   };
-}
-
-/** `?query` of a request target (Apollo reads GET operations from it), without any `#`. */
-function searchOf(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return '';
-  const hash = url.indexOf('#', q);
-  return hash < 0 ? url.slice(q) : url.slice(q, hash);
 }

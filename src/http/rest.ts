@@ -111,7 +111,7 @@ export function requestContext(req: IncomingMessage, routed: Routed, deps: RestD
 }
 
 /** The query string of a request target (after `?`, before any `#`). */
-function queryOf(url: string): string {
+export function queryOf(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return '';
   const hash = url.indexOf('#', q);
