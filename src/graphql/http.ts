@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HeaderMap, type ApolloServer } from '@apollo/server';
 import type { RequestContext } from '../core/context';
-import { answerError } from '../http/error-handler';
-import { queryOf, readJsonBody, requestContext, type RestDeps, type Routed } from '../http/rest';
+import { queryOf, readJsonBody, requestContext, serve, type RestDeps, type Routed } from '../http/rest';
 import { expressView } from '../http/express-view';
 
 const GRAPHQL_PATH = /^\/graphql\/?$/;
@@ -22,38 +21,34 @@ const GRAPHQL_RESPONSE_TYPES = ['application/json', 'application/graphql-respons
  */
 export function graphqlHttp(apollo: ApolloServer<RequestContext>, deps: RestDeps & { passOn: (req: IncomingMessage) => boolean }) {
   async function run(req: IncomingMessage, res: ServerResponse, routed: Routed): Promise<void> {
-    try {
-      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
-      const body = method === 'POST' ? await readJsonBody(req, res) : undefined;
-      const ctx = requestContext(req, routed, deps);
-      const headers = new HeaderMap();
-      for (const [key, value] of Object.entries(req.headers)) {
-        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
-      }
-      if (method === 'POST' && req.headers.accept !== undefined && !(expressView(deps.app, req) as unknown as { accepts(t: string[]): string | false }).accepts(GRAPHQL_RESPONSE_TYPES)) {
-        headers.delete('accept');
-      }
-      const response = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method, headers, search: `?${queryOf(req.url ?? '')}`, body },
-        context: async () => ctx,
-      });
-      for (const [key, value] of response.headers) res.setHeader(key, value);
-      res.statusCode = response.status ?? 200;
-      if (response.body.kind === 'complete') {
-        res.setHeader('Content-Length', Buffer.byteLength(response.body.string));
-        res.end(response.body.string);
-        return;
-      }
-      for await (const chunk of response.body.asyncIterator) res.write(chunk);
-      res.end();
-    } catch (err) {
-      answerError(deps.log, req, res, routed.path, routed.requestId, err);
+    const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+    const body = method === 'POST' ? await readJsonBody(req, res) : undefined;
+    const ctx = requestContext(req, routed, deps);
+    const headers = new HeaderMap();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
+    if (method === 'POST' && req.headers.accept !== undefined && !expressView(deps.app, req).accepts(GRAPHQL_RESPONSE_TYPES)) {
+      headers.delete('accept');
+    }
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method, headers, search: `?${queryOf(req.url ?? '')}`, body },
+      context: async () => ctx,
+    });
+    for (const [key, value] of response.headers) res.setHeader(key, value);
+    res.statusCode = response.status ?? 200;
+    if (response.body.kind === 'complete') {
+      res.setHeader('Content-Length', Buffer.byteLength(response.body.string));
+      res.end(response.body.string);
+      return;
+    }
+    for await (const chunk of response.body.asyncIterator) res.write(chunk);
+    res.end();
   }
 
   return (req: IncomingMessage, res: ServerResponse, routed: Routed): boolean => {
     if (!GRAPHQL_PATH.test(routed.path) || deps.passOn(req)) return false;
-    void deps.inFlight.run(() => run(req, res, routed));
+    serve(deps, req, res, routed, () => run(req, res, routed));
     return true;
   };
 }

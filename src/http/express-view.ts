@@ -7,6 +7,8 @@ export interface RequestView {
   /** As Express reads them: X-Forwarded-* only from the hops TRUST_PROXY trusts. */
   readonly ip?: string;
   readonly hostname?: string;
+  /** Express's content negotiation on `Accept`: the first of `types` it accepts, or false. */
+  accepts(types: string[]): string | false;
 }
 
 /**

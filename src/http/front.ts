@@ -3,7 +3,7 @@ import { parse as parseUrl } from 'node:url';
 import { AppError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import { answerError, sendError } from './error-handler';
-import { logRequest, requestIdOf, type RequestRecord } from './logging';
+import { logRequest, requestIdOf } from './logging';
 import type { Metrics } from './metrics';
 import type { Routed } from './rest';
 import type { RouteTable } from './routes';
@@ -43,21 +43,19 @@ export function createFront(o: FrontOptions): RequestListener {
     const requestId = requestIdOf(req);
     res.setHeader('x-request-id', requestId);
     for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
-    // Read now: the /graphql mount rewrites req.url (and the guard below may too).
+    // Read now: the guard below may rewrite req.url, and the line logs the path as it came.
     const path = pathOf(req.url ?? '/');
     const routed: Routed = { requestId, path, ctx: undefined };
-    const record: RequestRecord = { requestId, method: req.method, route: null, path, start, ctx: undefined };
     // A response closes once.
     res.on('close', () => {
-      record.route = o.table.match(path);
-      record.ctx = routed.ctx ?? (res as ServerResponse & { locals?: { ctx?: RequestRecord['ctx'] } }).locals?.ctx;
-      o.metrics.observeHttp(req.method ?? 'GET', record.route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
-      logRequest(o.log, record, res);
+      const route = o.table.match(path);
+      o.metrics.observeHttp(req.method ?? 'GET', route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+      logRequest(o.log, { requestId, method: req.method, route, path, start, ctx: routed.ctx }, res);
     });
     cors(req, res, () => {
       if (guard(o.table, req, res, routed)) return;
       for (const adapter of o.adapters) if (adapter(req, res, routed)) return;
-      // Express's handlers (GraphQL's context, the Express error handler) read these from res.locals.
+      // Express's error handler reads the id from res.locals.
       (res as ServerResponse & { locals: object }).locals = { requestId };
       o.others(req, res);
     });
@@ -84,8 +82,9 @@ function guard(table: RouteTable, req: IncomingMessage, res: ServerResponse, rou
   // route gets `-` instead and answers as it does for any invalid value (CONTRACT 7: the
   // resource's own 404, after authentication).
   if (!decodable(routed.path)) {
-    routed.path = routed.path.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/');
-    req.url = req.url!.replace(/^[^?]*/, (p) => p.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/'));
+    const dashed = (p: string) => p.split('/').map((seg) => (decodable(seg) ? seg : '-')).join('/');
+    routed.path = dashed(routed.path);
+    req.url = req.url!.replace(/^[^?]*/, dashed);
   }
   return false;
 }

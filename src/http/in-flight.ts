@@ -1,5 +1,3 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
-
 /**
  * Counts handlers that are still running. The HTTP server's close() only waits for connections:
  * a handler whose client hung up keeps running (a bcrypt compare, a transaction), and shutdown
@@ -9,7 +7,7 @@ export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
 
-  /** Runs a handler (a REST route, the GraphQL middleware), counted for its whole run. */
+  /** Runs a handler (a REST route, a GraphQL request), counted for its whole run. */
   async run<T>(handler: () => T | Promise<T>): Promise<T> {
     this.count++;
     try {
@@ -17,11 +15,6 @@ export class InFlight {
     } finally {
       if (--this.count === 0) this.waiters.splice(0).forEach((w) => w());
     }
-  }
-
-  /** The same for an Express handler. */
-  track(handler: RequestHandler): RequestHandler {
-    return (req: Request, res: Response, next: NextFunction) => this.run(() => handler(req, res, next));
   }
 
   /** Resolves when no tracked handler runs. */

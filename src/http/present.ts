@@ -26,11 +26,6 @@ export function snake(value: unknown): unknown {
   return value;
 }
 
-/** Pagination keys stay camelCase (SPEC 2.7); only the records are snake_cased. */
-export function snakeList<T>(result: ListResult<T>): unknown {
-  return { ...result, data: result.data.map(snake) };
-}
-
 /**
  * A list whose records are already REST JSON text (built by PostgreSQL, post.queries.ts): the
  * records are spliced in as they are and only the pagination keys are serialised here.

@@ -52,20 +52,16 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
   }
 
   async function run(route: (typeof compiled)[number], match: RegExpExecArray, req: IncomingMessage, res: ServerResponse, routed: Routed): Promise<void> {
-    try {
-      const body = route.method === 'GET' ? undefined : await readJsonBody(req, res);
-      const ctx = requestContext(req, routed, deps);
-      // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
-      // an authenticated caller always reads from the primary, so it sees its own writes at once.
-      if (route.def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
-      const params: Record<string, string> = {};
-      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodeURIComponent(match[i + 1]);
-      const request: RestRequest = { params, query: parseQuery(queryOf(req.url ?? '')), body, path: routed.path };
-      const reply = await route.def.handler(request, ctx);
-      sendJsonText(res, reply.status, 'json' in reply ? reply.json : JSON.stringify(reply.body));
-    } catch (err) {
-      answerError(deps.log, req, res, routed.path, routed.requestId, err);
-    }
+    const body = route.method === 'GET' ? undefined : await readJsonBody(req, res);
+    const ctx = requestContext(req, routed, deps);
+    // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
+    // an authenticated caller always reads from the primary, so it sees its own writes at once.
+    if (route.def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
+    const params: Record<string, string> = {};
+    for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodeURIComponent(match[i + 1]);
+    const request: RestRequest = { params, query: parseQuery(queryOf(req.url ?? '')), body, path: routed.path };
+    const reply = await route.def.handler(request, ctx);
+    sendJsonText(res, reply.status, 'json' in reply ? reply.json : JSON.stringify(reply.body));
   }
 
   return {
@@ -76,12 +72,27 @@ export function restRouter(routes: readonly RouteDef[], deps: RestDeps) {
       for (const route of candidates.get(`${method} ${segmentCount(routed.path)}`) ?? []) {
         const match = route.pattern.exec(routed.path);
         if (!match) continue;
-        void deps.inFlight.run(() => run(route, match, req, res, routed));
+        serve(deps, req, res, routed, () => run(route, match, req, res, routed));
         return true;
       }
       return false;
     },
   };
+}
+
+/**
+ * Runs an adapter's work for one request (REST here, GraphQL in graphql/http.ts): counted for
+ * the whole run, so shutdown waits for it (InFlight), and anything it throws answered once,
+ * through answerError.
+ */
+export function serve(deps: Pick<RestDeps, 'inFlight' | 'log'>, req: IncomingMessage, res: ServerResponse, routed: Routed, work: () => Promise<void>): void {
+  void deps.inFlight.run(async () => {
+    try {
+      await work();
+    } catch (err) {
+      answerError(deps.log, req, res, routed.path, routed.requestId, err);
+    }
+  });
 }
 
 const parseJson = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
