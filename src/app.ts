@@ -17,6 +17,7 @@ import { createFront } from './http/front';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
+import { asDocument } from './http/security';
 import { restRoutes } from './modules';
 import { createServices, type AppDeps, type Services } from './modules/services';
 
@@ -98,11 +99,12 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.get('/metrics', metrics.handler);
   const openapi = openApiHandlers();
   app.get('/openapi.json', openapi.document);
-  app.get('/docs', openapi.page);
-  app.get(DOCS_ASSET_ROUTE, openapi.asset);
+  // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).
+  app.get('/docs', asDocument, openapi.page);
+  app.get(DOCS_ASSET_ROUTE, asDocument, openapi.asset);
   if (!production) {
-    app.get(IDE_ASSET_ROUTE, graphqlIdeAsset);
-    app.get('/graphql', graphqlIde());
+    app.get(IDE_ASSET_ROUTE, asDocument, graphqlIdeAsset);
+    app.get('/graphql', asDocument, graphqlIde());
   }
   app.use(errorHandler(deps.log));
 

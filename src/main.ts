@@ -1,3 +1,5 @@
+// First: V8 settings that must hold before the service allocates anything (core/heap.ts).
+import './core/heap';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

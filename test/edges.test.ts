@@ -329,11 +329,30 @@ describe('REST odd requests', () => {
 });
 
 describe('security headers and CORS', () => {
-  it('every answer carries helmet headers and a CSP that loads nothing remote', async () => {
-    for (const res of [await raw('GET', '/healthz'), await raw('GET', '/no/such'), await raw('POST', '/graphql', { body: '{', headers: { 'content-type': 'application/json' } })]) {
+  it('every API answer carries the API security headers: a CSP that allows nothing, no framing, nosniff', async () => {
+    for (const res of [await raw('GET', '/healthz'), await raw('GET', '/no/such'), await raw('POST', '/graphql', { body: '{', headers: { 'content-type': 'application/json' } }), await raw('GET', '/posts')]) {
+      expect(Object.fromEntries(['content-security-policy', 'cross-origin-resource-policy', 'referrer-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'].map((h) => [h, res.headers.get(h)]))).toEqual({
+        'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+        'cross-origin-resource-policy': 'same-origin',
+        'referrer-policy': 'no-referrer',
+        'strict-transport-security': 'max-age=31536000; includeSubDomains',
+        'x-content-type-options': 'nosniff',
+        'x-frame-options': 'DENY',
+      });
+      expect(res.headers.get('x-powered-by')).toBeNull();
+      // Helmet's document-only headers are the pages' (below), not an API answer's.
+      expect(res.headers.get('cross-origin-opener-policy')).toBeNull();
+    }
+  });
+
+  it('the pages (Swagger UI, GraphiQL) and their files carry helmet\'s document headers with a CSP that loads nothing remote', async () => {
+    const html = { headers: { accept: 'text/html' } };
+    for (const res of [await raw('GET', '/docs', html), await raw('GET', '/graphql', html), await raw('GET', '/docs/assets/init.js')]) {
+      expect(res.status).toBe(200);
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
-      expect(res.headers.get('x-powered-by')).toBeNull();
+      expect(res.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
       const csp = res.headers.get('content-security-policy')!;
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");

@@ -82,10 +82,11 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
     listen: () => listener.start(),
     // Always the primary (no readFrom 'read'): the NOTIFY arrives once the write committed on the
     // primary, and a replica may not have replayed that commit yet.
-    makeContext: (tenantId) => ({
-      ...buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: 'internal', tenantId, authorization: undefined }),
-      readFrom: 'write',
-    }),
+    makeContext: (tenantId) => {
+      const ctx = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: 'internal', tenantId, authorization: undefined });
+      ctx.readFrom = 'write';
+      return ctx;
+    },
     log,
     onActive: opts.metrics.active,
   });

@@ -7,7 +7,7 @@ import { logRequest, requestIdOf } from './logging';
 import type { Metrics } from './metrics';
 import type { Routed } from './rest';
 import type { RouteTable } from './routes';
-import { corsPolicy, securityHeaders } from './security';
+import { apiHeaders, corsPolicy } from './security';
 
 export interface FrontOptions {
   table: RouteTable;
@@ -27,7 +27,7 @@ export interface FrontOptions {
  * and Express the rest. Nothing below this point repeats these steps, so no route can miss them.
  */
 export function createFront(o: FrontOptions): RequestListener {
-  const headers = securityHeaders();
+  const headers = apiHeaders();
   const cors = corsPolicy(o.corsOrigins);
   return (req, res) => {
     try {
@@ -90,6 +90,7 @@ function guard(table: RouteTable, req: IncomingMessage, res: ServerResponse, rou
 }
 
 function decodable(path: string): boolean {
+  if (!path.includes('%')) return true;
   try {
     decodeURIComponent(path);
     return true;

@@ -110,15 +110,39 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise
  * asks for it: most requests need neither.
  */
 export function requestContext(req: IncomingMessage, routed: Routed, deps: RestDeps): RequestContext {
-  let view: RequestView | undefined;
-  const expressReading = () => (view ??= expressView(deps.app, req));
+  const reading = new ExpressReading(deps.app, req);
   routed.ctx = buildRequestContext(deps.orm, deps.tokens, {
     requestId: routed.requestId,
-    ip: () => expressReading().ip ?? req.socket.remoteAddress ?? 'unknown',
-    tenantId: deps.resolveTenant({ headers: req.headers, get hostname() { return expressReading().hostname; } }),
+    ip: () => reading.view().ip ?? req.socket.remoteAddress ?? 'unknown',
+    tenantId: deps.resolveTenant(reading),
     authorization: req.headers.authorization,
   });
   return routed.ctx;
+}
+
+/**
+ * What the tenant resolver reads of a request, with Express's reading made on first use. A class
+ * for the same reason as the request context's (http/request-context.ts): an object literal with
+ * a getter would be built in the old generation on every request.
+ */
+class ExpressReading {
+  readonly headers: IncomingMessage['headers'];
+  private reading: RequestView | undefined;
+
+  constructor(
+    private readonly app: Express,
+    private readonly req: IncomingMessage,
+  ) {
+    this.headers = req.headers;
+  }
+
+  view(): RequestView {
+    return (this.reading ??= expressView(this.app, this.req));
+  }
+
+  get hostname(): string | undefined {
+    return this.view().hostname;
+  }
 }
 
 /** The query string of a request target (after `?`, before any `#`). */

@@ -60,7 +60,15 @@ interface TableEntry {
   path: string;
   pattern: RegExp;
   methods: Set<string>;
+  index: number;
 }
+
+interface Lookup {
+  route: string | null;
+  allowed: string[] | null;
+}
+
+const UNKNOWN: Lookup = { route: null, allowed: null };
 
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
 export class RouteTable {
@@ -68,17 +76,18 @@ export class RouteTable {
   /** The entries by segment count, in the order they were added. */
   private readonly bySegments = new Map<number, TableEntry[]>();
   /**
-   * Answers per path: the guard, the log line and the metric each ask about the request's path.
-   * Bounded: emptied when full (paths carry ids, so it only saves work for paths without).
+   * Answers by the set of entries a path matches (nearly always one): a lookup allocates nothing
+   * that outlives it. Keyed by path, a cache of paths with ids kept each answer for a thousand
+   * requests, long enough to be copied by every young-generation collection.
    */
-  private readonly seen = new Map<string, { route: string | null; allowed: string[] | null }>();
+  private readonly answers = new Map<string, Lookup>();
 
   add(path: string, ...methods: string[]): void {
-    this.seen.clear();
+    this.answers.clear();
     const source = routePattern(path).source;
     let entry = this.entries.find((e) => e.pattern.source === source);
     if (!entry) {
-      this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set() }));
+      this.entries.push((entry = { path, pattern: new RegExp(source), methods: new Set(), index: this.entries.length }));
       const count = segmentCount(path);
       this.bySegments.set(count, [...(this.bySegments.get(count) ?? []), entry]);
     }
@@ -96,24 +105,22 @@ export class RouteTable {
     return this.lookup(path).route;
   }
 
-  private lookup(path: string): { route: string | null; allowed: string[] | null } {
-    let found = this.seen.get(path);
-    if (!found) {
-      found = this.scan(path);
-      if (this.seen.size >= 1000) this.seen.clear();
-      this.seen.set(path, found);
-    }
-    return found;
-  }
-
-  private scan(path: string): { route: string | null; allowed: string[] | null } {
-    let route: string | null = null;
-    const methods = new Set<string>();
+  private lookup(path: string): Lookup {
+    let key = '';
+    let matched: TableEntry[] | undefined;
     for (const e of this.bySegments.get(segmentCount(path)) ?? []) {
       if (!e.pattern.test(path)) continue;
-      route ??= e.path;
-      e.methods.forEach((m) => methods.add(m));
+      key += `${e.index},`;
+      (matched ??= []).push(e);
     }
-    return { route, allowed: route === null ? null : [...methods].sort() };
+    if (!matched) return UNKNOWN;
+    let found = this.answers.get(key);
+    if (!found) {
+      const methods = new Set<string>();
+      for (const e of matched) e.methods.forEach((m) => methods.add(m));
+      found = { route: matched[0].path, allowed: [...methods].sort() };
+      this.answers.set(key, found);
+    }
+    return found;
   }
 }

@@ -3,13 +3,43 @@ import helmet from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
- * Security headers for every answer, JSON or HTML. The only pages are the locally served
- * Swagger UI (/docs) and GraphiQL (/graphql in a browser): they load every script from this
- * origin (their start scripts are files too, so no inline script runs), and both use inline
- * styles, which are allowed; nothing is loaded from another origin, nothing may frame the pages.
+ * The security headers of every answer. An answer of this API is JSON: no browser should render
+ * it as a page, load anything on its behalf, frame it, or read it from another site without CORS.
+ * So the set is the one OWASP's REST Security Cheat Sheet gives for APIs: a CSP that allows
+ * nothing, DENY framing, nosniff, HSTS, no referrer, and a same-origin resource policy. Helmet's
+ * other headers only mean something to an HTML document (opener and agent-cluster isolation,
+ * DNS prefetching, IE8 downloads, the XSS auditor); the pages get them from documentHeaders().
+ * Half the headers, a sixth of the bytes: every client parses them on every answer
+ * (npm run bench, GET /posts/:id).
  */
-export function securityHeaders(): readonly [string, string][] {
-  return helmetHeaders(helmetPolicy());
+export function apiHeaders(): readonly [string, string][] {
+  return API_HEADERS;
+}
+
+const API_HEADERS: readonly [string, string][] = [
+  ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+  ['Cross-Origin-Resource-Policy', 'same-origin'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['X-Frame-Options', 'DENY'],
+];
+
+/**
+ * The headers of the HTML pages and their files: the locally served Swagger UI (/docs) and
+ * GraphiQL (/graphql in a browser), set over apiHeaders() by `asDocument`. They load every script
+ * from this origin (their start scripts are files too, so no inline script runs), and both use
+ * inline styles, which are allowed; nothing is loaded from another origin, nothing may frame the
+ * pages. The files get them too: a worker's policy is its script's.
+ */
+export function documentHeaders(): readonly [string, string][] {
+  return DOCUMENT_HEADERS;
+}
+
+/** Express middleware for the page and asset routes: documentHeaders() over the API's. */
+export function asDocument(_req: unknown, res: ServerResponse, next: () => void): void {
+  for (const [name, value] of DOCUMENT_HEADERS) res.setHeader(name, value);
+  next();
 }
 
 /**
@@ -53,6 +83,8 @@ function helmetPolicy() {
     referrerPolicy: { policy: 'no-referrer' },
   });
 }
+
+const DOCUMENT_HEADERS: readonly [string, string][] = helmetHeaders(helmetPolicy());
 
 /**
  * CORS from CORS_ORIGINS: empty means no cross-origin access at all (no CORS headers, so a
