@@ -211,6 +211,19 @@ describe('POST /auth/login and mutation login', () => {
     expect(longer.body).toEqual({ message: 'Invalid credentials' });
   });
 
+  it('a bearer token accepted before is refused once its exp has passed, on both surfaces', async () => {
+    const { user } = await buildUser(app);
+    // Expires at the start of the second after next: accepted now, refused within ~2 s.
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const token = jwt.sign({ id: user.id, tv: user.tokenVersion, exp }, app.config.jwtSecret!, { algorithm: 'HS256' });
+    expect((await api.rest('GET', '/auth/me', { token })).status).toBe(200);
+    expect((await api.gql('{ me { id } }', {}, { token })).data.me.id).toBe(user.id);
+    await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 50));
+    const rest = await api.rest('GET', '/auth/me', { token });
+    expect([rest.status, rest.body]).toEqual([401, { message: 'Invalid token' }]);
+    expect((await api.gql('{ me { id } }', {}, { token })).errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
+  });
+
   it('a missing field → 422', async () => {
     const res = await api.rest('POST', '/auth/login', { body: { email: 'a@b.test' } });
     expect(res.status).toBe(422);
