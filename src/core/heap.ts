@@ -11,7 +11,7 @@ import { setFlagsFromString } from 'node:v8';
  * context, statement values and promises to the full collections: under load the old generation
  * grew ~1 MB per young collection and peak RSS was 214–239 MB. Without pretenuring, the same
  * load peaks at 148–163 MB, and GET /posts/:id serves ~2% more (npm run bench; docs/performance.md).
- * V8 applies the flag when it next weighs a site, so setting it at run time works; an unknown
- * flag is ignored.
+ * V8 reads the flag each time it weighs the sites, so setting it at run time works; a V8 without
+ * it prints "unrecognized flag" once and runs on as before.
  */
 setFlagsFromString('--no-allocation-site-pretenuring');
