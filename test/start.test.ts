@@ -22,7 +22,12 @@ beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'blog-api-start-'));
   chmodSync(dataDir, 0o755);
 });
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// A test that fails before its SIGTERM must not leave its service running after the suite.
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
 
 /**
  * Starts the built server. PORT defaults to 0 (a free port the system picks), read back from the
@@ -33,6 +38,7 @@ function start(extraEnv: Record<string, string> = {}): { child: ChildProcess; ou
     env: { ...process.env, NODE_ENV: 'development', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
   const { output, port, ready } = followStart(child, 30_000);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output, port, ready, exited };
