@@ -2,7 +2,8 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { loadConfig } from '../src/config/config';
-import { migrate } from '../src/db/orm';
+import { tmpdir } from 'node:os';
+import { initOrm, migrate } from '../src/db/orm';
 import { migrationsList } from '../src/db/migrations';
 import jwt from 'jsonwebtoken';
 
@@ -135,14 +136,24 @@ describe('database', () => {
     expect(diff.trim()).toBe('');
   });
 
-  it('migrate() applies a migration the database lacks: it skips the migrator only when every migration is applied', async () => {
-    const knex = app.orm.em.getConnection().getKnex();
-    await knex.raw(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
-    await knex.raw('drop table job_runs');
-    await migrate(app.orm);
-    const { rows } = await knex.raw('select name from mikro_orm_migrations order by id');
-    expect(rows.map((r: { name: string }) => r.name)).toEqual(migrationsList.map((m) => m.name));
-    expect((await knex.raw(`select to_regclass('job_runs') as t`)).rows[0].t).toBe('job_runs');
+  it('migrate() applies a migration the database lacks, from a process started in another directory; it skips the migrator only when every migration is applied', async () => {
+    // A service started outside the project (`cd / && node /app/dist/src/main.js`): MikroORM
+    // resolves a package it loads by itself (the migrator) from the working directory.
+    const cwd = process.cwd();
+    process.chdir(tmpdir());
+    const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 2 });
+    try {
+      const knex = orm.em.getConnection().getKnex();
+      await knex.raw(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
+      await knex.raw('drop table job_runs');
+      await migrate(orm);
+      const { rows } = await knex.raw('select name from mikro_orm_migrations order by id');
+      expect(rows.map((r: { name: string }) => r.name)).toEqual(migrationsList.map((m) => m.name));
+      expect((await knex.raw(`select to_regclass('job_runs') as t`)).rows[0].t).toBe('job_runs');
+    } finally {
+      process.chdir(cwd);
+      await orm.close(true);
+    }
   });
 });
 

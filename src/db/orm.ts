@@ -33,8 +33,13 @@ export async function migrate(orm: MikroORM): Promise<void> {
     const applied = new Set((await knex.raw('select name from ??', [table])).rows.map((r: { name: string }) => r.name));
     if (migrationFiles().every((name) => applied.has(name))) return;
   }
+  // Required from here and registered, not left to MikroORM: it would resolve the package from the
+  // working directory, which need not be the project's (a service started as `node /app/dist/...`).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { Migrator } = require('@mikro-orm/migrations') as typeof import('@mikro-orm/migrations');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrationsList } = require('./migrations') as typeof import('./migrations');
+  Migrator.register(orm);
   orm.config.set('migrations', { ...options, migrationsList });
   await knex.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(?)', [4711_0001]);
