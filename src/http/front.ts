@@ -7,7 +7,7 @@ import { logRequest, requestIdOf } from './logging';
 import type { Metrics } from './metrics';
 import type { Routed } from './rest';
 import type { RouteTable } from './routes';
-import { apiHeaders, corsPolicy } from './security';
+import { API_HEADERS, corsPolicy } from './security';
 
 export interface FrontOptions {
   table: RouteTable;
@@ -27,7 +27,6 @@ export interface FrontOptions {
  * and Express the rest. Nothing below this point repeats these steps, so no route can miss them.
  */
 export function createFront(o: FrontOptions): RequestListener {
-  const headers = apiHeaders();
   const cors = corsPolicy(o.corsOrigins);
   return (req, res) => {
     try {
@@ -42,18 +41,18 @@ export function createFront(o: FrontOptions): RequestListener {
     const start = process.hrtime.bigint();
     const requestId = requestIdOf(req);
     res.setHeader('x-request-id', requestId);
-    for (let i = 0; i < headers.length; i++) res.setHeader(headers[i][0], headers[i][1]);
+    for (let i = 0; i < API_HEADERS.length; i++) res.setHeader(API_HEADERS[i][0], API_HEADERS[i][1]);
     // Read now: the guard below may rewrite req.url, and the line logs the path as it came.
     const path = pathOf(req.url ?? '/');
     const routed: Routed = { requestId, path, ctx: undefined };
+    const { route, allowed } = o.table.lookup(path);
     // A response closes once.
     res.on('close', () => {
-      const route = o.table.match(path);
       o.metrics.observeHttp(req.method ?? 'GET', route, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
       logRequest(o.log, { requestId, method: req.method, route, path, start, ctx: routed.ctx }, res);
     });
     cors(req, res, () => {
-      if (guard(o.table, req, res, routed)) return;
+      if (guard(allowed, req, res, routed)) return;
       for (const adapter of o.adapters) if (adapter(req, res, routed)) return;
       // Express's error handler reads the id from res.locals.
       (res as ServerResponse & { locals: object }).locals = { requestId };
@@ -66,8 +65,7 @@ export function createFront(o: FrontOptions): RequestListener {
  * Unknown path → 404; known path, other method → 405 with Allow; a plain OPTIONS learns the
  * methods (CORS preflights were answered before). True when it answered.
  */
-function guard(table: RouteTable, req: IncomingMessage, res: ServerResponse, routed: Routed): boolean {
-  const allowed = table.allowed(routed.path);
+function guard(allowed: string[] | null, req: IncomingMessage, res: ServerResponse, routed: Routed): boolean {
   if (!allowed) return sendError(res, AppError.notFound('Not found')), true;
   if (req.method === 'OPTIONS') {
     res.setHeader('Allow', allowed.join(', '));

@@ -63,12 +63,15 @@ interface TableEntry {
   index: number;
 }
 
-interface Lookup {
+/** What the route table knows of a path: its declared pattern and methods, or null for both. */
+export interface RouteLookup {
+  /** The declared pattern (`/posts/:id`), for logs and metric labels. */
   route: string | null;
+  /** The methods the path accepts, for 405 and Allow. */
   allowed: string[] | null;
 }
 
-const UNKNOWN: Lookup = { route: null, allowed: null };
+const UNKNOWN: RouteLookup = { route: null, allowed: null };
 
 /** Known paths and their methods, for 404 vs 405 and the Allow header. */
 export class RouteTable {
@@ -80,7 +83,7 @@ export class RouteTable {
    * that outlives it. Keyed by path, a cache of paths with ids kept each answer for a thousand
    * requests, long enough to be copied by every young-generation collection.
    */
-  private readonly answers = new Map<string, Lookup>();
+  private readonly answers = new Map<string, RouteLookup>();
 
   add(path: string, ...methods: string[]): void {
     this.answers.clear();
@@ -95,17 +98,8 @@ export class RouteTable {
     if (entry.methods.has('GET')) entry.methods.add('HEAD');
   }
 
-  /** null when no route has this path; else the methods it accepts. */
-  allowed(path: string): string[] | null {
-    return this.lookup(path).allowed;
-  }
-
-  /** The declared pattern (`/posts/:id`) a path belongs to, for logs and metric labels; null when none. */
-  match(path: string): string | null {
-    return this.lookup(path).route;
-  }
-
-  private lookup(path: string): Lookup {
+  /** The route and methods of a path; the front looks up each request once (http/front.ts). */
+  lookup(path: string): RouteLookup {
     let key = '';
     let matched: TableEntry[] | undefined;
     for (const e of this.bySegments.get(segmentCount(path)) ?? []) {
