@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import express from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import { headerTenantResolver, type TenantResolver } from './core/tenant';
 import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
@@ -10,23 +10,31 @@ import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphq
 import { graphqlHttp } from './graphql/http';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
-import { errorHandler, sendError } from './http/error-handler';
-import { RouteTable } from './http/routes';
-import { restRouter } from './http/rest';
-import { createFront } from './http/front';
+import { sendError } from './http/error-handler';
+import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
+import { jsonBody, mountPath, restRouter } from './http/rest';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
-import { asDocument } from './http/security';
+import { asDocument, corsPolicy } from './http/security';
 import { restRoutes } from './modules';
+import type { RouteDef } from './http/routes';
 import { createServices, type AppDeps, type Services } from './modules/services';
 
 export interface AppOptions {
   resolveTenant?: TenantResolver;
+  /**
+   * A team's own middleware and routes (a gateway's header check, a limiter, an error reporter),
+   * given the Express app after the request id, security headers, log line, metric and CORS, and
+   * before the service's routes (README: "Adding middleware").
+   */
+  extend?: (app: Express, kit: { services: Services; routes(defs: readonly RouteDef[]): Router }) => void;
 }
 
 export interface BuiltApp {
-  /** The request listener: REST, GraphQL over HTTP, health, metrics and documentation. */
+  /** The Express app: REST, GraphQL over HTTP, health, metrics and documentation. */
+  app: Express;
+  /** The request listener to serve: `app`, with a JSON answer for a target Express cannot route. */
   handle: RequestListener;
   /**
    * A server with `handle` and the GraphQL WebSocket endpoint (whoever starts one, main.ts,
@@ -61,61 +69,66 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   });
   await apollo.start();
 
+  const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
+  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions });
+  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight };
+
   const app = express();
   app.disable('x-powered-by');
+  // Answers are JSON written once by the handlers (http/rest.ts respond); no ETag of Express's own.
   app.set('etag', false);
+  // Node's querystring: a repeated key is an array, never a nested object (qs's `a[b]=`).
   app.set('query parser', 'simple');
   // Client IPs feed the rate limits: believe X-Forwarded-For only from the configured proxy hops.
   app.set('trust proxy', deps.config.trustProxy);
 
-  const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
-  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, app, state, metrics: metrics.subscriptions });
-  const routes = restRoutes(services);
-  const table = new RouteTable();
-  table.add('/healthz', 'get');
-  table.add('/readyz', 'get');
-  table.add('/graphql', 'get', 'post');
-  for (const r of routes) table.add(r.path, r.method);
-  // Observability and documentation (src/http/logging.ts, metrics.ts, src/openapi, src/graphql/ide.ts).
-  table.add('/metrics', 'get');
-  table.add('/openapi.json', 'get');
-  table.add('/docs', 'get');
-  table.add(DOCS_ASSET_ROUTE, 'get');
-  if (!production) table.add(IDE_ASSET_ROUTE, 'get');
+  // The chain every request passes, in order. Your own middleware goes in `extend` (README).
+  app.use(requestStart({ log: deps.log, metrics }));
+  app.use(corsPolicy(deps.config.corsOrigins));
+  opts.extend?.(app, { services, routes: (defs) => restRouter(defs, adapterDeps) });
+  app.use(operationalRouter());
+  app.use(restRouter(restRoutes(services), adapterDeps));
+  app.use(notFound);
+  app.use(restErrors(deps.log));
 
-  // Express answers what is neither REST nor GraphQL: health, metrics, documentation. The front
-  // (http/front.ts) has already given each request its id, headers, log line, metric, CORS and
-  // 404/405 before it gets here.
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    if (state.draining) return sendError(res, AppError.unavailable());
-    // With replicas configured, the body also says which serve reads now (a skipped one is no outage).
-    if (await databaseReady(deps.orm)) res.json({ status: 'ready', ...replicasReadiness(deps.orm) });
-    else sendError(res, AppError.unavailable());
-  });
-
-  app.get('/metrics', metrics.handler);
-  const openapi = openApiHandlers();
-  app.get('/openapi.json', openapi.document);
-  // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).
-  app.get('/docs', asDocument, openapi.page);
-  app.get(DOCS_ASSET_ROUTE, asDocument, openapi.asset);
-  if (!production) {
-    app.get(IDE_ASSET_ROUTE, asDocument, graphqlIdeAsset);
-    app.get('/graphql', asDocument, graphqlIde());
+  /** Health, metrics, documentation and GraphQL over HTTP; each path's other methods 405. */
+  function operationalRouter() {
+    const router = express.Router({ caseSensitive: true, strict: false });
+    mountPath(router, '/healthz', { get: [(_req, res) => void res.json({ status: 'ok' })] });
+    mountPath(router, '/readyz', {
+      get: [
+        async (_req, res) => {
+          if (state.draining) return sendError(res, AppError.unavailable());
+          // With replicas configured, the body also says which serve reads now (a skipped one is no outage).
+          if (await databaseReady(deps.orm)) res.json({ status: 'ready', ...replicasReadiness(deps.orm) });
+          else sendError(res, AppError.unavailable());
+        },
+      ],
+    });
+    mountPath(router, '/metrics', { get: [metrics.handler] });
+    const openapi = openApiHandlers();
+    mountPath(router, '/openapi.json', { get: [openapi.document] });
+    // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).
+    mountPath(router, '/docs', { get: [asDocument, openapi.page] });
+    mountPath(router, DOCS_ASSET_ROUTE, { get: [asDocument, openapi.asset] });
+    if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
+    const graphql = graphqlHttp(apollo, adapterDeps);
+    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [jsonBody, graphql] });
+    return router;
   }
-  app.use(errorHandler(deps.log));
 
-  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, log: deps.log, app };
-  const rest = restRouter(routes, adapterDeps);
-  // GraphiQL's page (not in production) is Express's; every GraphQL operation is the adapter's.
-  const graphql = graphqlHttp(apollo, { ...adapterDeps, passOn: (req) => !production && wantsIde(req) });
-  const handle = createFront({ table, log: deps.log, metrics, corsOrigins: deps.config.corsOrigins, adapters: [rest.dispatch, graphql], others: app });
+  /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */
+  function idePage(): RequestHandler {
+    if (production) return (_req, _res, next) => next();
+    const page = graphqlIde();
+    return (req, res, next) => (wantsIde(req) ? asDocument(req, res, () => page(req, res, next)) : next());
+  }
 
+  const final = finalHandler({ log: deps.log, metrics });
+  const handle: RequestListener = (req, res) => app(req as express.Request, res as express.Response, (err?: unknown) => final(req as express.Request, res as express.Response, err));
   const jobs = services.jobs;
   return {
+    app,
     handle,
     listen(port: number, host: string, callback: (err?: Error) => void): Server {
       const server = createServer(handle);

@@ -1,16 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { startTestApp, type TestApp } from './support/harness';
-import { headerTenantResolver } from '../src/core/tenant';
-import { silentLogger } from '../src/core/logger';
-import { createFront } from '../src/http/front';
-import { InFlight } from '../src/http/in-flight';
-import { createMetrics } from '../src/http/metrics';
-import { restRouter } from '../src/http/rest';
-import { reply, RouteTable } from '../src/http/routes';
+import { reply } from '../src/http/routes';
 import { clients, rest } from './support/client';
 import { buildUser } from './support/factories';
 import { createPinoLogger, wantsPrettyLogs } from '../src/core/logger';
@@ -65,24 +56,19 @@ describe('request ids', () => {
     expect((await api.rest('PUT', '/healthz')).headers.get('x-request-id')).toBeTruthy();
   });
 
-  it('RequestContext.requestId is the same id', async () => {
-    // A probe route behind the real front and REST adapter answers its context's id.
-    const table = new RouteTable();
-    table.add('/probe', 'get');
-    const router = restRouter([{ method: 'get', path: '/probe', handler: async (_req, ctx) => reply({ requestId: ctx.requestId }) }], {
-      orm: app.orm, tokens: app.built.services.tokens, resolveTenant: headerTenantResolver, inFlight: new InFlight(), log: silentLogger, app: express(),
+  it('RequestContext.requestId is the same id, for a route a team adds through `extend`', async () => {
+    // A probe route mounted the way a team adds its own (createApp's `extend`), behind the real chain.
+    const probe = await startTestApp({}, {
+      app: { extend: (express, kit) => express.use(kit.routes([{ method: 'get', path: '/probe', handler: async (_req, ctx) => reply({ requestId: ctx.requestId }) }])) },
     });
-    const front = createFront({ table, log: silentLogger, metrics: createMetrics(app.orm), corsOrigins: [], adapters: [router.dispatch], others: (_req, res) => res.end() });
-    const server = createServer(front).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/probe`;
-      const res = await fetch(url, { headers: { 'x-request-id': 'abc-123' } });
+      const res = await fetch(`${probe.url}/probe`, { headers: { 'x-request-id': 'abc-123' } });
       expect(await res.json()).toEqual({ requestId: 'abc-123' });
-      const res2 = await fetch(url);
+      const res2 = await fetch(`${probe.url}/probe`);
       expect(await res2.json()).toEqual({ requestId: res2.headers.get('x-request-id') });
+      expect((await fetch(`${probe.url}/probe`, { method: 'POST' })).status).toBe(405);
     } finally {
-      server.close();
+      await probe.close();
     }
   });
 });

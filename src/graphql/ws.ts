@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Express } from 'express';
 import {
   createSourceEventStream,
   execute,
@@ -23,7 +22,7 @@ import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
 import type { TenantResolver } from '../core/tenant';
 import { buildRequestContext } from '../http/request-context';
-import { clientIp } from '../http/express-view';
+import { clientIpReader } from '../http/client-ip';
 import type { SubscriptionMetrics } from '../http/metrics';
 import type { AppDeps, Services } from '../modules/services';
 import { formatError } from './errors';
@@ -54,7 +53,6 @@ export interface SubscriptionServerOptions {
   deps: AppDeps;
   services: Services;
   resolveTenant: TenantResolver;
-  app: Express;
   state: { draining: boolean };
   metrics: SubscriptionMetrics;
 }
@@ -68,6 +66,7 @@ export interface SubscriptionServerOptions {
 export function createSubscriptionServer(opts: SubscriptionServerOptions): SubscriptionServer {
   const { schema, deps, services } = opts;
   const { orm, log } = deps;
+  const clientIp = clientIpReader(deps.config.trustProxy);
   const format = formatError(log);
   const formatAll = (errors: readonly GraphQLError[]) => errors.map((e) => format(e.toJSON(), e));
   const connections = new WeakMap<WebSocket, Connection>();
@@ -116,7 +115,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
         const authorization = typeof params.authorization === 'string' ? params.authorization : undefined;
         const rawTenant = params.tenantId;
         const tenantId = opts.resolveTenant({ headers: { 'x-tenant-id': typeof rawTenant === 'string' || typeof rawTenant === 'number' ? String(rawTenant) : undefined }, hostname: request.headers.host });
-        const conn: Connection = { ip: clientIp(opts.app, request), authorization, tenantId };
+        const conn: Connection = { ip: clientIp(request), authorization, tenantId };
         const probe = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: conn.ip, tenantId, authorization });
         try {
           if (await probe.actor()) {
@@ -182,7 +181,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
         socket.on('error', () => socket.destroy());
         if (new URL(req.url ?? '/', 'http://localhost').pathname !== GRAPHQL_PATH) return refuse(socket, 404, 'Not Found', 'Not found');
         if (closing || opts.state.draining) return refuse(socket, 503, 'Service Unavailable', 'Service unavailable');
-        const ip = clientIp(opts.app, req);
+        const ip = clientIp(req);
         const open = perIp.get(ip) ?? 0;
         if (limitPerIp > 0 && open >= limitPerIp) return refuse(socket, 429, 'Too Many Requests', 'Too many requests');
         perIp.set(ip, open + 1);

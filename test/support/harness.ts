@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createApp, type BuiltApp } from '../../src/app';
+import { createApp, type AppOptions, type BuiltApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
 import { silentLogger, type Logger } from '../../src/core/logger';
 import { initOrm, migrate } from '../../src/db/orm';
@@ -45,7 +45,7 @@ export async function createTestDatabase(): Promise<string> {
  * `opts.log` replaces the silent logger (e.g. a pino logger writing to memory); `opts.config`
  * overrides settings that have no environment variable (job timings).
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger; config?: Partial<Config> } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger; config?: Partial<Config>; app?: AppOptions } = {}): Promise<TestApp> {
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
   const config = {
     ...loadConfig({
@@ -78,7 +78,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   });
   await migrate(orm);
   sql.length = 0;
-  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger });
+  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger }, opts.app);
   built.startJobs();
   const server: Server = await new Promise((resolve) => {
     const s = createServer((req, res) => inRequest.run(true, () => built.handle(req, res)));
