@@ -37,7 +37,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
     // Each worker has a pool of 20: leave room for all of them and for scripts beside them.
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.info(msg), maxConnections: Math.max(200, 20 * config.webConcurrency + 40) });
     databaseUrl = embedded.url;
-    log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
+    if (!embedded.shared) log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
   }
   try {
     const orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });

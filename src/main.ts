@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   if (!databaseUrl) {
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.info(msg) });
     databaseUrl = embedded.url;
-    log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
+    if (!embedded.shared) log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
   }
 
   // A failure from here on must not leave the embedded PostgreSQL running on its own.

@@ -182,6 +182,17 @@ describe('REST odd requests', () => {
     }
   });
 
+  it('a JSON body sent without content-type: application/json is told about the header (422, after authentication)', async () => {
+    const { token } = await buildUser(app);
+    const send = (headers: Record<string, string>, t?: string) =>
+      fetch(`${app.url}/posts`, { method: 'POST', body: '{"title":"t","body":"b"}', headers: { ...headers, ...(t ? { authorization: `Bearer ${t}` } : {}) } });
+    const none = await send({ 'content-type': '' }, token);
+    expect([none.status, await none.json()]).toEqual([422, { message: 'Validation failed', errors: [{ field: null, message: 'Body must be JSON sent with content-type: application/json (got no content-type)' }] }]);
+    const plain = await send({ 'content-type': 'text/plain;charset=UTF-8' }, token);
+    expect(((await plain.json()) as { errors: unknown }).errors).toEqual([{ field: null, message: 'Body must be JSON sent with content-type: application/json (got content-type: text/plain)' }]);
+    expect((await send({ 'content-type': 'text/plain' })).status).toBe(401);
+  });
+
   it('deeply nested JSON within 1 MB is answered like any other body, not a stack overflow', async () => {
     const deep = '['.repeat(200_000) + ']'.repeat(200_000);
     const deepObject = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);

@@ -147,8 +147,10 @@ describe('arguments without a REST body field get messages from their GraphQL ty
     ['posts filters of the wrong type', '{ posts(published: "yes", author: "x", page: 1.5) { total } }', undefined, [
       { field: 'author', message: 'author must be a positive integer' },
       { field: 'published', message: 'published must be true or false' },
-      { field: 'page', message: 'page must be an integer' },
+      { field: 'page', message: 'page must be a positive integer' },
     ]],
+    // The same input gets REST's message for the same query parameter (GET /posts?page=1.5).
+    ['a page that is not an integer', '{ postsSimple(page: 1.5) { hasMore } }', undefined, [{ field: 'page', message: 'page must be a positive integer' }]],
     ['a directive argument', 'query($b: Boolean!) { me @include(if: $b) { id } }', { b: 'yes' }, [{ field: 'if', message: 'if must be true or false' }]],
   ] as const)('%s', async (_label, query, variables, errors) => {
     expect(asRest(await api.gql(query, variables, { token }))).toEqual({ code: 'BAD_USER_INPUT', message: 'Validation failed', errors });

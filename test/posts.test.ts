@@ -215,6 +215,15 @@ describe('GET /posts/:id and post(id)', () => {
     const neg = await api.gql(`{ post(id: -5) { id } }`);
     expect(neg.errors?.[0]).toMatchObject({ message: 'Post not found', extensions: { code: 'NOT_FOUND' } });
   });
+
+  it('a missing post is null with its error at its path; sibling fields keep their data', async () => {
+    const { user } = await buildUser(app);
+    const post = await buildPost(app, user);
+    const g = await api.gql(`{ postsSimple(page: 1) { hasMore } here: post(id: ${post.id}) { id } gone: post(id: 2147483000) { id } }`);
+    expect(g.data).toEqual({ postsSimple: { hasMore: expect.any(Boolean) }, here: { id: post.id }, gone: null });
+    expect(g.errors).toHaveLength(1);
+    expect(g.errors?.[0]).toMatchObject({ message: 'Post not found', path: ['gone'], extensions: { code: 'NOT_FOUND' } });
+  });
 });
 
 describe('publish, delete, restore: 401 → 404 → 403', () => {

@@ -24,7 +24,7 @@ it('queries: names, arguments and types', () => {
       'posts(author: Int, page: Int, published: Boolean): PostPage!',
       'postsSimple(author: Int, page: Int, published: Boolean): PostSimplePage!',
       'postsCursor(author: Int, cursor: String, direction: Direction, published: Boolean): PostCursorPage!',
-      'post(id: Int!): Post!',
+      'post(id: Int!): Post',
       'trash(page: Int): PostPage!',
       'trashSimple(page: Int): PostSimplePage!',
       'trashCursor(cursor: String, direction: Direction): PostCursorPage!',

@@ -7,6 +7,7 @@ import { AppError, type FieldError } from './errors';
  * is listed; `field` is null for the body as a whole.
  */
 export function parseInput<S extends ZodTypeAny>(schema: S, data: unknown): z.output<S> {
+  if (data instanceof UnreadBody) throw AppError.validation([{ field: null, message: `Body must be JSON sent with content-type: application/json (got ${data.contentType})` }]);
   const result = schema.safeParse(data);
   if (result.success) return result.data;
   const errors: FieldError[] = result.error.issues.map((issue) => ({
@@ -33,6 +34,15 @@ export function parseAll<T extends unknown[]>(...parsers: { [K in keyof T]: () =
   });
   if (errors.length) throw AppError.validation(errors);
   return values as T;
+}
+
+/**
+ * What a REST write gets as its body when the request carried one in another content type (or
+ * none): not read, and reported as such when the route parses its input, so the caller learns
+ * about the header rather than that its object is missing (and authentication still comes first).
+ */
+export class UnreadBody {
+  constructor(readonly contentType: string) {}
 }
 
 /** A body must be a JSON object: arrays, strings and null are rejected as a whole. */

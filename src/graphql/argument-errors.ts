@@ -223,11 +223,15 @@ function fieldErrors(owner: Owner, flagged: Set<string>, vars: Record<string, un
   return errors;
 }
 
+/** Arguments that REST reads from the query string as positive integers: the same input, the same message there and here. */
+const POSITIVE_INTS = new Set(['page', 'author']);
+
 /** For arguments without a zod rule: what the GraphQL type expects, worded like the zod messages. */
 function typeMessage(arg: GraphQLArgument, value: unknown): string {
   if (value === undefined) return `${arg.name} is required`;
   const type = getNamedType(arg.type);
   if (type.name === 'String' || type.name === 'ID') return `${arg.name} must be a string`;
+  if (type.name === 'Int' && POSITIVE_INTS.has(arg.name)) return `${arg.name} must be a positive integer`;
   if (type.name === 'Int') return typeof value === 'number' && Number.isInteger(value) ? `${arg.name} must be a 32-bit integer` : `${arg.name} must be an integer`;
   if (type.name === 'Float') return `${arg.name} must be a number`;
   if (type.name === 'Boolean') return `${arg.name} must be true or false`;

@@ -5,6 +5,7 @@ import type { TenantResolver } from '../core/tenant';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import { buildRequestContext } from './request-context';
 import { sendJsonText } from './error-handler';
+import { UnreadBody } from '../core/validation';
 import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
 import type { Method, Reply, RouteDef } from './routes';
@@ -58,8 +59,18 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
       const query = req.query as Record<string, string | string[] | undefined>;
-      respond(res, await def.handler({ params: req.params as Record<string, string>, query, body: req.body, path: req.path }, ctx));
+      respond(res, await def.handler({ params: req.params as Record<string, string>, query, body: bodyOf(req), path: req.path }, ctx));
     });
+}
+
+/** The parsed JSON body; a body sent in another content type (or none) is UnreadBody, not "no body". */
+function bodyOf(req: Request): unknown {
+  if (req.body !== undefined || !hasBody(req)) return req.body;
+  return new UnreadBody(req.headers['content-type'] ? `content-type: ${req.headers['content-type'].split(';')[0].trim().slice(0, 100)}` : 'no content-type');
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 /** Writes a route's Reply: a value as JSON, or JSON text as it is. */

@@ -59,8 +59,9 @@ export class PostResolver {
     return this.list(ctx, info, 'cursor', { cursor, direction }, { published, author });
   }
 
-  @Query(() => PostType)
-  async post(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('id', () => Int) id: number): Promise<PostView> {
+  // Nullable: a missing post is null with its NOT_FOUND error at `post`, and sibling fields keep their data.
+  @Query(() => PostType, { nullable: true, description: 'One post with its author and comments; null (with a NOT_FOUND error) when missing or trashed.' })
+  async post(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('id', () => Int) id: number): Promise<PostView | null> {
     const post = await this.services.posts.get(ctx, id);
     await withComments(ctx, info, [], [post]);
     return post;
