@@ -12,7 +12,7 @@ import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
-import { jsonBody, mountPath, restRouter } from './http/rest';
+import { jsonBody, mountPath, mountRoutes, restRouter } from './http/rest';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
@@ -81,19 +81,21 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   app.set('query parser', 'simple');
   // Client IPs feed the rate limits: believe X-Forwarded-For only from the configured proxy hops.
   app.set('trust proxy', deps.config.trustProxy);
+  app.set('case sensitive routing', true);
 
   // The chain every request passes, in order. Your own middleware goes in `extend` (README).
   app.use(requestStart({ log: deps.log, metrics }));
-  app.use(corsPolicy(deps.config.corsOrigins));
+  // Without CORS_ORIGINS there is no CORS at all: no layer to pass.
+  if (deps.config.corsOrigins.length) app.use(corsPolicy(deps.config.corsOrigins));
   opts.extend?.(app, { services, routes: (defs) => restRouter(defs, adapterDeps) });
-  app.use(operationalRouter());
-  app.use(restRouter(restRoutes(services), adapterDeps));
+  // Routes on the app's own router, not on nested Routers: each nesting is a second walk per request.
+  mountRoutes(app, restRoutes(services), adapterDeps);
+  mountOperational(app);
   app.use(notFound);
   app.use(restErrors(deps.log));
 
   /** Health, metrics, documentation and GraphQL over HTTP; each path's other methods 405. */
-  function operationalRouter() {
-    const router = express.Router({ caseSensitive: true, strict: false });
+  function mountOperational(router: Express) {
     mountPath(router, '/healthz', { get: [(_req, res) => void res.json({ status: 'ok' })] });
     mountPath(router, '/readyz', {
       get: [
@@ -114,7 +116,6 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
     const graphql = graphqlHttp(apollo, adapterDeps);
     mountPath(router, '/graphql', { get: [idePage(), graphql], post: [jsonBody, graphql] });
-    return router;
   }
 
   /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */

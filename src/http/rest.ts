@@ -25,22 +25,27 @@ export interface RestDeps {
 export const jsonBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
 
 /**
- * The REST surface as an Express Router: each RouteDef on its path, with the JSON body parser
- * where the method carries a body, and every other method of a known path answered 405 by
- * `allowOnly`. Paths are case-sensitive, a trailing slash is allowed.
+ * Mounts RouteDefs on `router` (a Router, or the app's own router): each on its path, with the
+ * JSON body parser where the method carries a body, and every other method of a known path
+ * answered 405 by `allowOnly`.
  */
-export function restRouter(routes: readonly RouteDef[], deps: RestDeps): Router {
-  const router = express.Router({ caseSensitive: true, strict: false });
+export function mountRoutes(router: Pick<Router, 'route'>, routes: readonly RouteDef[], deps: RestDeps): void {
   const byPath = new Map<string, RouteDef[]>();
   for (const def of routes) byPath.set(def.path, [...(byPath.get(def.path) ?? []), def]);
   for (const [path, defs] of byPath) {
     mountPath(router, path, Object.fromEntries(defs.map((def) => [def.method, [...(def.method === 'get' ? [] : [jsonBody]), restHandler(def, deps)]])));
   }
+}
+
+/** RouteDefs on a Router of their own (case-sensitive paths, a trailing slash allowed). */
+export function restRouter(routes: readonly RouteDef[], deps: RestDeps): Router {
+  const router = express.Router({ caseSensitive: true, strict: false });
+  mountRoutes(router, routes, deps);
   return router;
 }
 
 /** Handlers by method on one path of `router`, and 405 (with Allow) for any other method. */
-export function mountPath(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler[]>>): void {
+export function mountPath(router: Pick<Router, 'route'>, path: string, handlers: Partial<Record<Method, RequestHandler[]>>): void {
   const route = router.route(path);
   for (const [method, list] of Object.entries(handlers) as [Method, RequestHandler[]][]) route[method](...list);
   route.all(allowOnly(Object.keys(handlers)));

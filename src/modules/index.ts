@@ -26,10 +26,11 @@ export const resolvers = [
 /** Every feature's REST routes. */
 export function restRoutes(services: Services): RouteDef[] {
   return [
-    ...authRoutes(services),
-    ...userRoutes(services),
+    // The busiest paths first: Express tests routes in this order.
     ...postRoutes(services),
     ...trashRoutes(services),
     ...tenantPostRoutes(services),
+    ...userRoutes(services),
+    ...authRoutes(services),
   ];
 }
