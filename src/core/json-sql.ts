@@ -2,16 +2,66 @@
  * REST answers built by PostgreSQL (CONTRACT 4: snake_case keys, ISO-8601 UTC timestamps): a read
  * that only serves REST selects its rows' JSON text, which the adapter writes as it is, instead
  * of rows that Node turns into objects, dates, snake_cased copies and JSON again.
+ *
+ * The text must be byte for byte what the presenters' objects give through JSON.stringify (the
+ * answers of writes and restores): the same key order, no spaces (json_build_object writes
+ * `{"id" : 1, ...}`), strings escaped alike, null as null, timestamps as Date#toJSON writes them.
+ * So each object is concatenated from its parts here, declared as a list of keys with their
+ * types, never written by hand. test/rest-json.test.ts compares both builders over HTTP.
  */
 
 /** ISO-8601 UTC with milliseconds, exactly as Date.prototype.toJSON writes it; null stays null. */
 export const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * `json_build_object` over columns of the row alias `x`: each REST key from its column (the same
- * name unless given), timestamps through isoSql.
+ * How a value is written: `int` and `bool` as PostgreSQL prints them (which is JSON's spelling),
+ * `string` through to_json (it escapes exactly the characters JSON.stringify escapes, the same
+ * way: `\"`, `\\`, `\b\f\n\r\t`, other controls as lowercase `\u00xx`; everything else as is),
+ * `timestamp` as a quoted isoSql, `json` as JSON text built already (an embedded object or
+ * array). A trailing `?` lets the value be SQL null, written `null`.
  */
-export function jsonObjectSql(x: string, keys: readonly string[], timestamps: readonly string[] = []): string {
-  const stamps = new Set(timestamps);
-  return `json_build_object(${keys.map((k) => `'${k}', ${stamps.has(k) ? isoSql(`${x}.${k}`) : `${x}.${k}`}`).join(', ')})`;
+export type JsonType = 'int' | 'bool' | 'string' | 'timestamp' | 'json';
+
+/** One key of an object: its name, its type, and its SQL (by default the column of that name of the row alias). */
+export type JsonKey = readonly [name: string, type: JsonType | `${JsonType}?`, sql?: string];
+
+const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+function valueSql(type: JsonType, sql: string): string {
+  switch (type) {
+    case 'int':
+    case 'bool':
+    case 'json':
+      return `(${sql})::text`;
+    case 'string':
+      return `to_json((${sql})::text)::text`;
+    case 'timestamp':
+      return `'"' || ${isoSql(`(${sql})`)} || '"'`;
+  }
 }
+
+/**
+ * A JSON object as text, compact, its keys in the given order, over the row alias `x`. A value
+ * that is SQL null without `?` makes the whole object null: a column declared NOT NULL is expected.
+ */
+export function jsonObjectSql(x: string, keys: readonly JsonKey[]): string {
+  const parts: string[] = [];
+  keys.forEach(([name, declared, sql], i) => {
+    const nullable = declared.endsWith('?');
+    const type = (nullable ? declared.slice(0, -1) : declared) as JsonType;
+    const value = valueSql(type, sql ?? `${x}.${name}`);
+    parts.push(literal(`${i ? ',' : '{'}${JSON.stringify(name)}:`), nullable ? `coalesce(${value}, 'null')` : value);
+  });
+  parts.push(literal(keys.length ? '}' : '{}'));
+  return `(${parts.join(' || ')})`;
+}
+
+/**
+ * The aggregate of a JSON-text expression over a group, in `orderBy`, as a text[] (empty, not
+ * null, for no rows): jsonArraySql writes it and `cardinality` counts it, so a list and its count
+ * come from one aggregate.
+ */
+export const jsonAggSql = (element: string, orderBy: string) => `coalesce(array_agg(${element} order by ${orderBy}), '{}'::text[])`;
+
+/** A JSON array as text from a text[] of JSON texts (jsonAggSql). */
+export const jsonArraySql = (elements: string) => `('[' || array_to_string(${elements}, ',') || ']')`;

@@ -1,7 +1,7 @@
 import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
-import { isoSql } from '../../core/json-sql';
+import { jsonAggSql, jsonArraySql, jsonObjectSql } from '../../core/json-sql';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
 import { authorJoinFilter, authorLoader, withAuthor } from './post.loaders';
 import { Comment } from '../comment/comment.entity';
@@ -29,29 +29,37 @@ interface PostRow {
   json?: string;
 }
 
-const iso = isoSql;
+/** An author as REST embeds it (CONTRACT 4): id and name; null when the users' filter hid the user. */
+const authorJson = (id: string, name: string) => `case when ${name} is null then null else ${jsonObjectSql('', [['id', 'int', id], ['name', 'string', name]])} end`;
 
 /**
  * The REST post (CONTRACT 4) over a row of the post statement (alias `x`): its columns, the
- * author's name (null when the users' filter hid the author) and its comments' JSON.
+ * author's name (null when the users' filter hid the author) and its comments' JSON texts
+ * (`comments_json`, a text[] in order).
  */
-const restPostJson = (x: string) => `json_build_object('id', ${x}.id, 'user_id', ${x}.user_id, 'title', ${x}.title, 'slug', ${x}.slug,
-  'body', ${x}.body, 'published', ${x}.published, 'published_at', ${iso(`${x}.published_at`)}, 'created_at', ${iso(`${x}.created_at`)},
-  'updated_at', ${iso(`${x}.updated_at`)}, 'deleted_at', ${iso(`${x}.deleted_at`)},
-  'user', case when ${x}.author_name is null then null else json_build_object('id', ${x}.user_id, 'name', ${x}.author_name) end,
-  'comments', ${x}.comments_json, 'comments_count', json_array_length(${x}.comments_json))`;
+const restPostJson = (x: string) => jsonObjectSql(x, [
+  ['id', 'int'], ['user_id', 'int'], ['title', 'string'], ['slug', 'string'], ['body', 'string'], ['published', 'bool'],
+  ['published_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'], ['deleted_at', 'timestamp?'],
+  ['user', 'json?', authorJson(`${x}.user_id`, `${x}.author_name`)],
+  ['comments', 'json', jsonArraySql(`${x}.comments_json`)],
+  ['comments_count', 'int', `cardinality(${x}.comments_json)`],
+]);
+
+/** A REST comment (CONTRACT 4) over comment `c` and its author `cu`. */
+const restCommentJson = jsonObjectSql('c', [
+  ['id', 'int'], ['post_id', 'int'], ['user_id', 'int'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+  ['user', 'json?', authorJson('cu.id', 'cu.name')],
+]);
 
 /**
- * A post's comments (of the post row `p`), oldest first, each with its author, as REST JSON:
+ * A post's comments (of the post row `p`), oldest first, each with its author, as REST JSON texts (a text[]):
  * built by the ORM's QueryBuilder like the GraphQL embed (commentsLoader), the users' filter in
  * the author JOIN, so a soft-deleted author is null here as there.
  */
 function commentsJsonSql(em: EntityManager, authorFilter: Record<string, unknown>): string {
   const { sql, bindings } = em
     .createQueryBuilder(Comment, 'c')
-    .select(raw(`coalesce(json_agg(json_build_object('id', c.id, 'post_id', c.post_id, 'user_id', c.user_id, 'body', c.body,
-      'created_at', ${iso('c.created_at')}, 'updated_at', ${iso('c.updated_at')},
-      'user', case when cu.id is null then null else json_build_object('id', cu.id, 'name', cu.name) end) order by c.created_at, c.id), '[]'::json)`))
+    .select(raw(jsonAggSql(restCommentJson, 'c.created_at, c.id')))
     .leftJoin('c.user', 'cu', authorFilter)
     .where('c.post_id = p.id')
     .getKnexQuery()

@@ -91,7 +91,9 @@ export interface TenantPostJson {
   json: string;
 }
 
-const TENANT_POST_JSON = jsonObjectSql('x', ['id', 'tenant_id', 'title', 'body', 'created_at', 'updated_at'], ['created_at', 'updated_at']);
+const TENANT_POST_JSON = jsonObjectSql('x', [
+  ['id', 'int'], ['tenant_id', 'int'], ['title', 'string'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+]);
 
 const shapes = new StatementShapes();
 

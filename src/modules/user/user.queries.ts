@@ -36,7 +36,9 @@ export interface UserJson {
 }
 
 /** The REST keys of a user, which are its columns' names (user.types.ts presentUser, snake_cased). */
-const USER_JSON = jsonObjectSql('x', ['id', 'name', 'email', 'role', 'email_verified_at', 'created_at', 'updated_at'], ['email_verified_at', 'created_at', 'updated_at']);
+const USER_JSON = jsonObjectSql('x', [
+  ['id', 'int'], ['name', 'string'], ['email', 'string'], ['role', 'string'], ['email_verified_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+]);
 
 /**
  * The admin user list read as plain views, not entities, in one statement per slice: the users
