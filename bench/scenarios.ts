@@ -25,14 +25,14 @@ export interface Measurement {
 export interface Scenario {
   key: string;
   label: string;
-  /** Which targets run it besides the service (default: the raw reference). */
+  /** Which targets run it besides the service, in that order (default: the raw reference). */
   peers?: string[];
   run(target: Target, sql: SqlStats): Promise<Measurement>;
 }
 
 const rand = (n: number) => 1 + Math.floor(Math.random() * n);
-const livePosts = benchConfig.posts - Math.floor(benchConfig.posts / TRASH_EVERY);
-const lastPage = Math.max(1, Math.ceil(livePosts / PER_PAGE));
+export const livePosts = benchConfig.posts - Math.floor(benchConfig.posts / TRASH_EVERY);
+export const lastPage = Math.max(1, Math.ceil(livePosts / PER_PAGE));
 // A fresh object each time: autocannon writes Content-Length into the headers object it is given.
 const json = () => ({ 'content-type': 'application/json' });
 
@@ -56,17 +56,34 @@ export const POSTGRAPHILE_POSTS_QUERY = `query Posts($offset: Int) {
       commentsByPostId(orderBy: [CREATED_AT_ASC, ID_ASC]) { nodes { id body userByUserId { id name } } totalCount } }
     totalCount } }`;
 
+/**
+ * The same page asked of PostGraphile 5 (bench/postgraphile5: Amber preset, simplify-inflection):
+ * `allPosts` is `posts`, relations are named after the table (`user`, `comments`), and the Node
+ * interface owns `id`, so the primary keys are `rowId`.
+ */
+export const POSTGRAPHILE5_POSTS_QUERY = `query Posts($offset: Int) {
+  posts(first: ${PER_PAGE}, offset: $offset, orderBy: [CREATED_AT_DESC, ROW_ID_DESC], condition: { deletedAt: null }) {
+    nodes { rowId title slug body published publishedAt createdAt user { rowId name }
+      comments(orderBy: [CREATED_AT_ASC, ROW_ID_ASC]) { nodes { rowId body user { rowId name } } totalCount } }
+    totalCount } }`;
+
 type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
 const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
-const graphqlPosts = (): Req => ({
+export const graphqlPosts = (page = rand(lastPage)): Req => ({
   method: 'POST', path: '/graphql', headers: json(),
-  body: JSON.stringify({ query: POSTS_QUERY, variables: { page: rand(lastPage) } }),
+  body: JSON.stringify({ query: POSTS_QUERY, variables: { page } }),
 });
-const postgraphilePosts = (): Req => ({
+/** The GraphQL page request of each GraphQL peer, page `page` (random when not given). */
+export const peerPosts = (query: string) => (page = rand(lastPage)): Req => ({
   method: 'POST', path: '/graphql', headers: json(),
-  body: JSON.stringify({ query: POSTGRAPHILE_POSTS_QUERY, variables: { offset: (rand(lastPage) - 1) * PER_PAGE } }),
+  body: JSON.stringify({ query, variables: { offset: (page - 1) * PER_PAGE } }),
 });
+const postgraphilePosts = peerPosts(POSTGRAPHILE_POSTS_QUERY);
+const postgraphile5Posts = peerPosts(POSTGRAPHILE5_POSTS_QUERY);
+/** Which request each target of the GraphQL scenario gets: the service's query, or its peer's own. */
+const graphqlFor = (t: Target): (() => Req) =>
+  t.name === 'postgraphile' ? () => postgraphilePosts() : t.name === 'postgraphile5' ? () => postgraphile5Posts() : graphqlPosts;
 const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
 const simplePosts = (): Req => ({ method: 'GET', path: `/posts?paginate=simple&page=${rand(lastPage)}` });
 /** A `next` cursor at a random live position, encoded as the service encodes it. */
@@ -98,7 +115,7 @@ const addComment = (token: string): Req => ({
 
 /** Request makers by key, for bench/ab.ts (A/B of builds). */
 export const requestMakers: Record<string, () => Req> = {
-  list: listPosts, graphql: graphqlPosts, show: showPost, simple: simplePosts, cursor: cursorPosts, trash: trashList, admin: adminUsers, tenant: tenantList,
+  list: listPosts, graphql: () => graphqlPosts(), show: showPost, simple: simplePosts, cursor: cursorPosts, trash: trashList, admin: adminUsers, tenant: tenantList,
 };
 
 /** 80% reads (45 list, 35 detail), 15% writes (10 comments, 5 posts) with bearer tokens, 5% logins. */
@@ -214,20 +231,23 @@ async function tokensFor(target: Target, count: number): Promise<string[]> {
 const storm = (target: Target) => options(target, login, { connections: benchConfig.stormConnections });
 const paced = { connections: 4, overallRate: benchConfig.stormRate };
 
+/** The REST reads: each against its Express reference and the raw one. */
+const rest = ['express', 'raw'];
+
 export const scenarios: Scenario[] = [
-  { key: 'list', label: 'REST GET /posts?page=N', run: (t, s) => measure(t, s, listPosts) },
+  { key: 'list', label: 'REST GET /posts?page=N', peers: rest, run: (t, s) => measure(t, s, listPosts) },
   {
     key: 'graphql',
     label: 'GraphQL posts(page: N)',
-    peers: ['raw', 'postgraphile'],
-    run: (t, s) => measure(t, s, t.name === 'postgraphile' ? postgraphilePosts : graphqlPosts),
+    peers: ['raw', 'postgraphile', 'postgraphile5'],
+    run: (t, s) => measure(t, s, graphqlFor(t)),
   },
-  { key: 'show', label: 'REST GET /posts/:id', run: (t, s) => measure(t, s, showPost) },
-  { key: 'simple', label: 'REST GET /posts?paginate=simple&page=N', run: (t, s) => measure(t, s, simplePosts) },
-  { key: 'cursor', label: 'REST GET /posts?paginate=cursor&cursor=C', run: (t, s) => measure(t, s, cursorPosts) },
-  { key: 'trash', label: 'REST GET /trash?page=N (moderator)', run: (t, s) => measure(t, s, trashList) },
-  { key: 'tenant', label: `REST GET /tenant/posts (${BENCH_TENANTS} tenants)`, run: (t, s) => measure(t, s, tenantList) },
-  { key: 'admin', label: 'REST GET /admin/users?page=N (admin)', run: (t, s) => measure(t, s, adminUsers) },
+  { key: 'show', label: 'REST GET /posts/:id', peers: rest, run: (t, s) => measure(t, s, showPost) },
+  { key: 'simple', label: 'REST GET /posts?paginate=simple&page=N', peers: rest, run: (t, s) => measure(t, s, simplePosts) },
+  { key: 'cursor', label: 'REST GET /posts?paginate=cursor&cursor=C', peers: rest, run: (t, s) => measure(t, s, cursorPosts) },
+  { key: 'trash', label: 'REST GET /trash?page=N (moderator)', peers: rest, run: (t, s) => measure(t, s, trashList) },
+  { key: 'tenant', label: `REST GET /tenant/posts (${BENCH_TENANTS} tenants)`, peers: rest, run: (t, s) => measure(t, s, tenantList) },
+  { key: 'admin', label: 'REST GET /admin/users?page=N (admin)', peers: rest, run: (t, s) => measure(t, s, adminUsers) },
   { key: 'login', label: 'POST /auth/login (cost 12)', run: (t, s) => measure(t, s, login) },
   {
     key: 'mix',

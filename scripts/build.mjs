@@ -13,7 +13,7 @@ delete swcrc.$schema;
 function* walk(dir) {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
-    // bench/postgraphile has a node_modules of its own (a separate package).
+    // bench/postgraphile and bench/postgraphile5 have node_modules of their own (separate packages).
     if (statSync(p).isDirectory()) { if (name !== 'node_modules') yield* walk(p); }
     else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) yield p;
   }

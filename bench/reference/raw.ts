@@ -1,10 +1,10 @@
-import { createSecretKey } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import bcrypt from 'bcrypt';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
 import { adminUsersPage, postById, postsCursor, postsPage, postsPageGraphql, postsSimple, tenantPosts, trashPage, type Named } from './raw-sql';
 import { createCommentSql, createPostSql, loginSql } from './sql';
+import { LIST_PER_PAGE, POSTS_PER_PAGE, bearerClaims, decodeCursor, jwtSecret, one as oneOf, positive, slugify } from './common';
 
 /**
  * The strongest reference the service is measured against: node:http + pg, no framework, no
@@ -12,12 +12,10 @@ import { createCommentSql, createPostSql, loginSql } from './sql';
  * per connection) that returns the finished response body as text, pagination keys included;
  * Node parses the URL and writes that text. It keeps the rules that cost time (soft-delete and
  * tenant conditions, token checks with the user's token version and role, bcrypt for unknown
- * emails, 404s) so the comparison is about overhead only.
+ * emails, 404s) so the comparison is about overhead only. express.ts is the same on Express 5.
  */
-const POSTS_PER_PAGE = 10;
-const LIST_PER_PAGE = 20;
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
-const secret = createSecretKey(Buffer.from(process.env.JWT_SECRET!));
+const secret = jwtSecret();
 const dummyHash = bcrypt.hash('unknown-user', 12);
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 
@@ -27,13 +25,7 @@ function send(res: ServerResponse, status: number, body: string): void {
 }
 const message = (res: ServerResponse, status: number, msg: string) => send(res, status, JSON.stringify({ message: msg }));
 
-async function one(statement: Named, values: unknown[]): Promise<string | null> {
-  const { rows } = await pool.query({ name: statement.name, text: statement.text, values });
-  return rows[0]?.body ?? null;
-}
-
-const positive = (raw: string | null | undefined, fallback: number | null = null) =>
-  raw == null ? fallback : /^[1-9]\d{0,9}$/.test(raw) && Number(raw) <= 2_147_483_647 ? Number(raw) : null;
+const one = (statement: Named, values: unknown[]) => oneOf(pool, statement, values);
 
 function readBody(req: IncomingMessage): Promise<any> {
   return new Promise((resolve) => {
@@ -51,27 +43,10 @@ function readBody(req: IncomingMessage): Promise<any> {
 
 /** The bearer token's claims, or null after answering 401. */
 function claims(req: IncomingMessage, res: ServerResponse): { id: number; tv: number } | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (!m) return message(res, 401, 'Unauthenticated'), null;
-  try {
-    const p = jwt.verify(m[1], secret, { algorithms: ['HS256'] }) as { id?: unknown; tv?: unknown };
-    if (typeof p.id === 'number' && typeof p.tv === 'number') return { id: p.id, tv: p.tv };
-  } catch { /* falls through */ }
-  return message(res, 401, 'Invalid token'), null;
+  const c = bearerClaims(req.headers.authorization, secret);
+  if (typeof c === 'string') return message(res, 401, c), null;
+  return c;
 }
-
-function decodeCursor(raw: string | null): number | null {
-  if (raw === null) return 2_147_483_647;
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
-    return c.to === 'next' && Number.isInteger(c.id) ? c.id : null;
-  } catch {
-    return null;
-  }
-}
-
-const slugify = (title: string) =>
-  title.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 200) || 'post';
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://x');
