@@ -4,7 +4,7 @@ import { entities } from './src/db/entities';
 
 export interface OrmOptions {
   clientUrl: string;
-  /** Read replicas, named replica-1, replica-2, ...; which of them a read may use is db/replicas.ts's call. */
+  /** Read replicas, named replica-1, replica-2, ...: MikroORM's read connection picks one, db/replicas.ts says whether a read takes it. */
   replicaUrls?: string[];
   /** Receives every SQL statement (tests count them per request). */
   onQuery?: (sql: string) => void;
@@ -16,14 +16,30 @@ export interface OrmOptions {
   onDriverWarning?: (message: string) => void;
   /** Log statements with their parameters written in (bench/explain.ts replays them); never in the service. */
   inlineParams?: boolean;
+  /** PostgreSQL's application_name for this ORM's connections; by default one of its own (applicationNameOf). */
+  applicationName?: string;
+}
+
+let ormsMade = 0;
+/**
+ * `blog-api:<pid>:<n>`: the n-th ORM of this process. /metrics counts this ORM's connections in
+ * pg_stat_activity by it (http/metrics.ts), so no two ORMs, in one process or in several (a
+ * cluster's workers, other instances), may share one.
+ */
+const defaultApplicationName = () => `blog-api:${process.pid}:${++ormsMade}`;
+
+/** The application_name an ORM's connections carry (set by ormConfig). */
+export function applicationNameOf(config: { get(key: 'driverOptions'): Record<string, unknown> }): string | undefined {
+  return (config.get('driverOptions')?.connection as { application_name?: string } | undefined)?.application_name;
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false }: OrmOptions): Options {
+export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false, applicationName = defaultApplicationName() }: OrmOptions): Options {
   return defineConfig({
     clientUrl,
     replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
-    // A replica serves only the reads that ask for one (db/replicas.ts readStale); every other
+    // MikroORM's read connection (a replica at random) serves only the reads that ask for one,
+    // and only while db/replicas.ts finds that replica in use (readStale); every other
     // read stays on the primary, so a caller never reads behind its own writes.
     preferReadReplicas: false,
     entities,
@@ -33,10 +49,11 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     forceUtcTimezone: true,
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
     // Fail fast instead of queueing forever when PostgreSQL is down or hung: requests then get
-    // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too.
+    // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. The replicas' connections
+    // get the same options (MikroORM copies driverOptions to each).
     driverOptions: {
       acquireConnectionTimeout: 5000,
-      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000 },
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000, application_name: applicationName },
       ...(onDriverWarning ? { log: { warn: onDriverWarning, error: onDriverWarning, deprecate: onDriverWarning, debug: () => undefined } } : {}),
     },
     // The migrator and the migrations list are loaded by db/orm.ts migrate() when a migration is

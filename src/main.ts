@@ -10,7 +10,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config/config';
 import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
-import { initOrm, migrate } from './db/orm';
+import { closeOrm, initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
 import cluster from 'node:cluster';
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
       const s = built.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
     });
   } catch (err) {
-    await orm?.close(true).catch(() => undefined);
+    if (orm) await closeOrm(orm).catch(() => undefined);
     await embedded?.stop();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new StartError(`Port ${config.port} is in use: stop the other process or set PORT.`);
     throw err;
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     },
     { name: 'http', run: () => drainHttp(server, built, config.shutdownTimeoutMs) },
     { name: 'app', run: () => built.close() },
-    { name: 'orm', run: () => db.close(true) },
+    { name: 'orm', run: () => closeOrm(db) },
     { name: 'database', run: async () => embedded?.stop() },
   ];
   let stopping = false;

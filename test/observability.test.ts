@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
+import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { reply } from '../src/http/routes';
 import { clients, rest } from './support/client';
@@ -247,9 +248,42 @@ describe('GET /metrics', () => {
     expect(value('graphql_operations_total{operation_name="WhoAmIOverGet",operation_type="query",outcome="success"}')).toBe(1);
     expect(text).toContain('graphql_operation_duration_seconds_count{operation_name="WhoAmI",operation_type="query",outcome="success"} 1');
 
-    for (const state of ['used', 'free', 'pending_acquire', 'pending_create']) expect(value(`db_pool_connections{state="${state}"}`)).toEqual(expect.any(Number));
+    for (const state of ['active', 'idle', 'idle_in_transaction', 'idle_in_transaction_aborted']) expect(value(`db_pool_connections{state="${state}"}`)).toEqual(expect.any(Number));
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_eventloop_lag_seconds');
+  });
+
+  it('db_pool_connections counts this process\'s connections as PostgreSQL sees them (pg_stat_activity by application_name)', async () => {
+    const gauge = async (state: string) => {
+      const text = (await api.rest('GET', '/metrics')).text;
+      return Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    };
+    // The background jobs open short transactions of their own: a count is taken as settled once seen.
+    const settlesAt = async (state: string, expected: number) => {
+      let seen = await gauge(state);
+      for (let i = 0; i < 50 && seen !== expected; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        seen = await gauge(state);
+      }
+      return seen;
+    };
+    // Two of the pool's connections held inside transactions, and one of another program, which is not counted.
+    const held = [app.orm.em.fork(), app.orm.em.fork()];
+    const other = new Client({ connectionString: app.databaseUrl, application_name: 'someone-else' });
+    await other.connect();
+    try {
+      await other.query('begin');
+      for (const em of held) {
+        await em.begin();
+        await em.execute('select 1');
+      }
+      expect(await settlesAt('idle_in_transaction', 2)).toBe(2);
+    } finally {
+      for (const em of held) await em.rollback();
+      await other.end();
+    }
+    expect(await settlesAt('idle_in_transaction', 0)).toBe(0);
+    expect(await gauge('idle')).toBeGreaterThanOrEqual(2);
   });
 });
 

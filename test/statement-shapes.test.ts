@@ -2,6 +2,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
 import { numbersOut, StatementShapes } from '../src/core/statement-shapes';
+import { closeOrm, initOrm } from '../src/db/orm';
 import { Post } from '../src/modules/post/post.entity';
 
 /** Hot reads are built once per shape and replayed with each call's numbers (core/statement-shapes.ts). */
@@ -44,4 +45,31 @@ it('numbersOut moves every number, at any depth, and keeps everything else', () 
   const out = numbersOut({ $and: [{ user: 7, deletedAt: null }, { id: { $lt: 42 } }], published: true }, values, (i) => `#${i}`);
   expect(values).toEqual([7, 42]);
   expect(out).toEqual({ $and: [{ user: '#0', deletedAt: null }, { id: { $lt: '#1' } }], published: true });
+});
+
+it('runs a shape as one named prepared statement per connection, reused by later calls (knex passes Raw.options() to pg)', async () => {
+  const { user } = await buildUser(app);
+  const post = await buildPost(app, user);
+  // One connection, so the session that prepared the statement is the one asked about it.
+  const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 1 });
+  try {
+    const em = orm.em.fork();
+    const shapes = new StatementShapes();
+    let sql = '';
+    const byId = (id: number) =>
+      shapes.rows<{ id: number }>({ em, reader: () => em }, 'by-id', [id], async (n) => {
+        const qb = em.createQueryBuilder(Post, 'p').select('p.id').where({ id: n(0) });
+        await qb.applyFilters();
+        return (sql = qb.getKnexQuery().toSQL().toNative().sql), qb.getKnexQuery().toSQL();
+      });
+    for (const id of [post.id, post.id + 1_000_000, post.id]) await byId(id);
+    expect((await byId(post.id)).map((r) => r.id)).toEqual([post.id]);
+    const prepared = await em.getConnection().execute<{ name: string; statement: string; runs: string }[]>(
+      'select name, statement, generic_plans + custom_plans as runs from pg_prepared_statements where not from_sql',
+    );
+    // Prepared once (PostgreSQL's own placeholders), then only executed: four runs of one statement.
+    expect(prepared).toEqual([{ name: expect.stringMatching(/^s_[0-9a-f]{24}$/), statement: sql, runs: '4' }]);
+  } finally {
+    await closeOrm(orm);
+  }
 });

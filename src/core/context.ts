@@ -12,10 +12,10 @@ export interface RequestContext {
   /** The request's own fork, made on first use (http/request-context.ts). */
   readonly em: EntityManager;
   /**
-   * Where a statement that needs no unit of work reads (core/statement-shapes.ts): the request's
-   * fork once it exists, else the ORM's root EntityManager (`global`), used only for its
-   * connection: it carries no filter parameters, so a tenant read takes the request's tenant
-   * (tenant-post.service.ts). Forking per request was a tenth of the Node CPU of a small read
+   * Where a statement shape (core/statement-shapes.ts) runs: the request's fork once it exists,
+   * else the ORM's root EntityManager (`global`), used only for its connection. It carries no
+   * filter parameters, so nothing whose filters take a value per request reads through it (tenant
+   * posts read through `em`). Forking per request was a tenth of the Node CPU of a small read
    * (GET /posts/:id).
    */
   reader(): EntityManager;

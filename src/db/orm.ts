@@ -1,14 +1,23 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { ormConfig, type OrmOptions } from '../../mikro-orm.config';
-import { installReadRouting } from './replicas';
+import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
+import { installReadRouting, stopReadRouting } from './replicas';
 
-/** `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS). */
+/**
+ * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
+ * Close it with closeOrm, which also stops the replicas' probes.
+ */
 export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number }): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(options));
-  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000);
+  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config));
   return orm;
+}
+
+/** Stops what initOrm started beside the ORM (the replicas' probes and their connections), then closes it. */
+export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
+  await stopReadRouting(orm);
+  await orm.close(force);
 }
 
 /** The migration files shipped beside this module (`.ts` under jest, `.js` once built). */

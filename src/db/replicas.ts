@@ -1,23 +1,24 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { Pool } from 'pg';
+import type { EntityManager, MikroORM, AbstractSqlConnection } from '@mikro-orm/postgresql';
 import { isConnectionError } from '../core/errors';
 
 /**
  * Which pool a read goes to: the primary, or a replica that is up and caught up (CONTRACT 15).
  *
- * MikroORM is given the replicas (`replicas`, mikro-orm.config.ts) and asks for a 'read'
- * connection for plain reads; it would pick one at random, healthy or not, for every read of
- * every request. Here that choice is made instead:
- * - Only a read that says it may be stale gets a replica: `readStale(em, run)`, called by the
- *   hot statements (core/statement-shapes.ts) when the request's context says so
- *   (`ctx.readFrom = 'read'`: anonymous post lists and details, decided in app.ts and
- *   graphql/replica-reads.ts). MikroORM's own reads are kept on the primary
+ * MikroORM holds the replicas (its `replicas` option, mikro-orm.config.ts) and hands out a 'read'
+ * connection, one of them at random, through `em.getConnection('read')`. This module only decides
+ * whether to take it:
+ * - Only a read that says it may be stale asks for one: `readStale(em, run)`, called by the hot
+ *   statements (db/prepared.ts) when the request's context says so (`ctx.readFrom = 'read'`:
+ *   anonymous post lists and details). MikroORM's own reads stay on the primary
  *   (`preferReadReplicas: false`), so every other read, every write and all work outside a
- *   request (jobs) use the primary. The context is handed down, never looked up.
- * - Only replicas in use: a poll every `pollMs` asks each replica how far it has replayed the
- *   primary's WAL, and skips one that is down, not a standby, or behind by more than
- *   `maxLagMs`. With none in use, reads go to the primary, without an error.
+ *   request (jobs) use the primary.
+ * - Only a replica in use: a poll every `pollMs` asks each replica, over a small pg pool of its
+ *   own (so probes neither queue behind requests nor count as their statements), how far it has
+ *   replayed the primary's WAL, and skips one that is down, not a standby, or behind by more than
+ *   `maxLagMs`. A read whose replica is skipped runs on the primary, without an error.
  * - A read that fails on a replica because of the connection (or a recovery conflict) is run
- *   again on the primary, and that replica is skipped until the next good poll.
+ *   again on the primary, and that replica is skipped until its next good probe.
  *
  * Lag: a standby's `pg_last_xact_replay_timestamp()` ages on an idle primary although nothing
  * is missing, so it is not the lag. Each poll records the primary's `pg_current_wal_lsn()`
@@ -35,16 +36,21 @@ export interface ReplicaState {
   reason: SkipReason | null;
 }
 
-/** The slice of a MikroORM connection this module uses. */
-interface Conn {
-  execute(query: unknown, params?: unknown[], method?: 'all' | 'get' | 'run', ctx?: unknown, loggerContext?: unknown): Promise<unknown>;
-  getKnex(): { on(event: 'query', listener: () => void): unknown };
+/** Where a statement ran, as the ORM's logger names connections. */
+export interface ReadTarget {
+  type: 'read' | 'write';
+  /** 'primary' or the replica's name (replica-1, ...). */
+  name: string;
 }
+export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
 
 interface Replica extends ReplicaState {
-  conn: Conn;
-  /** The connection's own execute, without the retry on the primary: for the probes. */
-  probeExecute: Conn['execute'];
+  target: ReadTarget;
+  /** What MikroORM's connection to it reports as host and port, to know it when handed out. */
+  address: string;
+  /** MikroORM's connection to it, once `getConnection('read')` has handed it out. */
+  conn?: AbstractSqlConnection;
+  probes: Pool;
   probing: boolean;
 }
 
@@ -54,6 +60,9 @@ const lsn = (text: string): bigint => {
   const [hi, lo] = text.split('/');
   return (BigInt(`0x${hi}`) << 32n) | BigInt(`0x${lo}`);
 };
+
+/** Host and port as MikroORM's Connection.getConnectionOptions() reads them from a client URL. */
+const addressOf = (host: string | undefined, port: number | undefined) => `${host ?? ''}:${port ?? 0}`;
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -75,59 +84,55 @@ export class ReadRouting {
   private readonly samples: { at: number; lsn: bigint }[] = [];
   private readonly listeners: ((pool: string) => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private turn = 0;
 
   constructor(
-    private readonly primary: Conn,
-    replicas: Conn[],
+    private readonly orm: MikroORM,
+    replicas: { name: string; url: string }[],
     readonly maxLagMs: number,
     readonly pollMs = Math.min(1000, Math.max(100, Math.round(maxLagMs / 4))),
+    applicationName?: string,
   ) {
-    this.replicas = replicas.map((conn, i) => ({
-      name: `replica-${i + 1}`, conn, probeExecute: conn.execute.bind(conn), inUse: false, lagMs: null, reason: 'not checked yet', probing: false,
-    }));
-    this.count(primary, 'primary');
-    for (const r of this.replicas) {
-      const execute = r.probeExecute;
-      // Counted here rather than from knex's events, so the health probes stay out of the count.
-      r.conn.execute = async (...args) => {
-        for (const l of this.listeners) l(r.name);
-        try {
-          return await execute(...args);
-        } catch (err) {
-          if (!retryOnPrimary(err)) throw err;
-          this.skip(r, 'down');
-          return this.primary.execute(...args);
-        }
+    const timeout = Math.max(500, pollMs);
+    this.replicas = replicas.map(({ name, url }) => {
+      const u = new URL(url);
+      // One connection: a probe at a time (a hung replica's probe is not piled on, see probe()).
+      const probes = new Pool({ connectionString: url, max: 1, connectionTimeoutMillis: timeout, allowExitOnIdle: true, application_name: applicationName });
+      probes.on('error', () => undefined); // an idle probe connection cut by a replica going away; the next probe says 'down'
+      return {
+        name, target: { type: 'read', name }, address: addressOf(decodeURIComponent(u.hostname), +u.port), probes,
+        inUse: false, lagMs: null, reason: 'not checked yet', probing: false,
       };
-    }
+    });
+    orm.em.getConnection('write').getKnex().on('query', () => this.emit('primary'));
   }
 
   /**
-   * Runs a read that may be stale on the next replica in use, or on the primary when none is;
-   * a read that fails on a replica because of its connection (or a recovery conflict) skips
-   * that replica until the next good poll and runs again on the primary, so the caller sees no
-   * error. `run` gets the connection to use.
+   * Runs a read that may be stale on the replica MikroORM's read connection picked, or on the
+   * primary when that replica is not in use; a read that fails on a replica because of its
+   * connection (or a recovery conflict) skips that replica until its next good probe and runs
+   * again on the primary, so the caller sees no error. `run` gets the connection to use.
    */
-  async read<C, T>(run: (conn: C) => Promise<T>): Promise<T> {
-    const usable = this.replicas.filter((r) => r.inUse);
-    if (!usable.length) return run(this.primary as unknown as C);
-    const r = usable[this.turn++ % usable.length];
-    for (const l of this.listeners) l(r.name);
+  async read<T>(em: EntityManager, run: (conn: AbstractSqlConnection, target: ReadTarget) => Promise<T>): Promise<T> {
+    const replica = this.replicaOf(em.getConnection('read'));
+    if (!replica?.inUse) return run(em.getConnection('write'), PRIMARY);
+    // Counted here rather than from the replica's knex events: only the requests' reads go there.
+    this.emit(replica.name);
     try {
-      return await run(r.conn as unknown as C);
+      return await run(replica.conn!, replica.target);
     } catch (err) {
       if (!retryOnPrimary(err)) throw err;
-      this.skip(r, 'down');
-      return run(this.primary as unknown as C);
+      this.skip(replica, 'down');
+      return run(em.getConnection('write'), PRIMARY);
     }
   }
 
-  /** The next replica in use (round robin), or undefined: then the primary serves the read. */
-  pick(): Conn | undefined {
-    const usable = this.replicas.filter((r) => r.inUse);
-    if (!usable.length) return undefined;
-    return usable[this.turn++ % usable.length].conn;
+  /** Which configured replica a connection MikroORM handed out is: the first with its address not yet matched. */
+  private replicaOf(conn: AbstractSqlConnection): Replica | undefined {
+    for (const r of this.replicas) if (r.conn === conn) return r;
+    const { host, port } = conn.getConnectionOptions();
+    const r = this.replicas.find((x) => !x.conn && x.address === addressOf(host, port));
+    if (r) r.conn = conn;
+    return r;
   }
 
   status(): ReplicaState[] {
@@ -142,13 +147,21 @@ export class ReadRouting {
     this.listeners.push(listener);
   }
 
+  private emit(pool: string): void {
+    for (const l of this.listeners) l(pool);
+  }
+
   /** One poll: the primary's WAL position, then each replica's replay position against it. */
   async check(): Promise<void> {
     if (!this.replicas.length) return;
     const timeout = Math.max(500, this.pollMs);
     let head: bigint;
     try {
-      const row = (await withTimeout(this.primary.execute('select pg_current_wal_lsn()::text as lsn', [], 'get'), timeout)) as { lsn: string };
+      // Through the ORM's primary connection, out of its query log (a line per poll would drown it).
+      const row = await withTimeout(
+        this.orm.em.getConnection('write').execute<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn', [], 'get', undefined, { enabled: false }),
+        timeout,
+      );
       head = lsn(row.lsn);
     } catch {
       return; // The primary is unreachable: nothing to compare with, and the requests fail on their own.
@@ -160,17 +173,15 @@ export class ReadRouting {
   }
 
   private async probe(r: Replica, timeout: number): Promise<void> {
-    if (r.probing) return; // a hung replica: its last probe is still waiting, do not pile more on its pool
+    if (r.probing) return; // a hung replica: its last probe is still waiting
     r.probing = true;
-    const query = r.probeExecute(
+    const query = r.probes.query<{ standby: boolean; replay: string | null; replay_age_ms: string | number | null }>(
       `select pg_is_in_recovery() as standby, pg_last_wal_replay_lsn()::text as replay,
               extract(epoch from now() - pg_last_xact_replay_timestamp()) * 1000 as replay_age_ms`,
-      [],
-      'get',
-    ) as Promise<{ standby: boolean; replay: string | null; replay_age_ms: string | number | null }>;
+    );
     query.then(() => (r.probing = false), () => (r.probing = false));
     try {
-      const row = await withTimeout(query, timeout);
+      const [row] = (await withTimeout(query, timeout)).rows;
       if (!row.standby || !row.replay) return this.skip(r, 'not a standby');
       r.lagMs = this.lagOf(lsn(row.replay), row.replay_age_ms === null ? null : Number(row.replay_age_ms));
       r.inUse = r.lagMs <= this.maxLagMs;
@@ -195,21 +206,16 @@ export class ReadRouting {
     if (reason === 'down') r.lagMs = null;
   }
 
-  private count(conn: Conn, pool: string): void {
-    conn.getKnex().on('query', () => {
-      for (const l of this.listeners) l(pool);
-    });
-  }
-
   start(): void {
     if (!this.replicas.length || this.timer) return;
     this.timer = setInterval(() => void this.check(), this.pollMs);
     this.timer.unref();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    await Promise.all(this.replicas.map((r) => r.probes.end().catch(() => undefined)));
   }
 }
 
@@ -217,41 +223,36 @@ const routings = new WeakMap<MikroORM, ReadRouting>();
 const routingsByDriver = new WeakMap<object, ReadRouting>();
 
 /**
- * A read that may be slightly stale, through `em`'s ORM: on a replica in use, else the primary
- * (ReadRouting.read). Without replicas, or inside a transaction, always the primary.
+ * A read that may be slightly stale, through `em`'s ORM: on the replica its read connection
+ * picked when that one is in use, else the primary (ReadRouting.read). Without replicas, or
+ * inside a transaction, always the primary.
  */
-export function readStale<C, T>(em: EntityManager, run: (conn: C) => Promise<T>): Promise<T> {
+export function readStale<T>(em: EntityManager, run: (conn: AbstractSqlConnection, target: ReadTarget) => Promise<T>): Promise<T> {
   const routing = routingsByDriver.get(em.getDriver());
-  if (!routing || em.getTransactionContext()) return run(em.getConnection('write') as unknown as C);
-  return routing.read(run);
+  if (!routing || em.getTransactionContext()) return run(em.getConnection('write'), PRIMARY);
+  return routing.read(em, run);
 }
 
-/** The routing installed on `orm` by installReadRouting (db/orm.ts does it for every ORM). */
+/** The routing installed on `orm` by installReadRouting (db/orm.ts does it for every ORM with replicas). */
 export function readRoutingOf(orm: MikroORM): ReadRouting | undefined {
   return routings.get(orm);
 }
 
 /**
- * Takes over MikroORM's choice of connection for `orm`, checks the replicas once (so /readyz
- * is right from the first request) and keeps checking them until the ORM closes.
+ * Counts `orm`'s statements per pool and watches the replicas MikroORM was configured with
+ * (`replicas`: name and clientUrl each): checks them once (so /readyz is right from the first
+ * request), then keeps checking them until stopReadRouting (db/orm.ts closeOrm).
  */
-export async function installReadRouting(orm: MikroORM, maxLagMs: number): Promise<ReadRouting> {
-  const driver = orm.em.getDriver() as unknown as { getConnection(type?: 'read' | 'write'): Conn; replicas: Conn[] };
-  const primary = driver.getConnection('write');
-  const routing = new ReadRouting(primary, driver.replicas, maxLagMs);
-  driver.getConnection = (type = 'write') => {
-    // Only a read that asked for 'read' explicitly; MikroORM's own reads are kept on 'write'.
-    if (type !== 'read') return primary;
-    return routing.pick() ?? primary;
-  };
+export async function installReadRouting(orm: MikroORM, maxLagMs: number, applicationName?: string): Promise<ReadRouting> {
+  const configured = orm.config.get('replicas') ?? [];
+  const routing = new ReadRouting(orm, configured.map((r, i) => ({ name: r.name ?? `replica-${i + 1}`, url: r.clientUrl! })), maxLagMs, undefined, applicationName);
   routings.set(orm, routing);
-  routingsByDriver.set(driver, routing);
+  routingsByDriver.set(orm.em.getDriver(), routing);
   await routing.check();
   routing.start();
-  const close = orm.close.bind(orm);
-  orm.close = async (force?: boolean) => {
-    routing.stop();
-    return close(force);
-  };
   return routing;
+}
+
+export async function stopReadRouting(orm: MikroORM): Promise<void> {
+  await routings.get(orm)?.stop();
 }

@@ -2,19 +2,13 @@ import type { Request, Response } from 'express';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { CONNECTION_STATES, connectionsByState } from '../db/activity';
 import { readRoutingOf } from '../db/replicas';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Operation names come from clients: only well-formed ones become labels, and only so many. */
 const MAX_OPERATION_NAMES = 200;
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
-
-interface KnexPool {
-  numUsed(): number;
-  numFree(): number;
-  numPendingAcquires(): number;
-  numPendingCreates(): number;
-}
 
 export interface Metrics {
   /** This app's own registry (never prom-client's global one), so several apps can live in one process. */
@@ -50,16 +44,14 @@ export function createMetrics(orm: MikroORM): Metrics {
 
   new Gauge({
     name: 'db_pool_connections',
-    help: 'Database pool connections by state (used, free, pending acquires, pending creates)',
+    help: "This process's pooled connections to the primary by pg_stat_activity state (the scrape's own left out); absent when the primary does not answer",
     labelNames: ['state'] as const,
     registers: [registry],
-    collect() {
-      const pool = (orm.em.getConnection().getKnex().client as { pool?: KnexPool }).pool;
-      if (!pool) return;
-      this.set({ state: 'used' }, pool.numUsed());
-      this.set({ state: 'free' }, pool.numFree());
-      this.set({ state: 'pending_acquire' }, pool.numPendingAcquires());
-      this.set({ state: 'pending_create' }, pool.numPendingCreates());
+    async collect() {
+      const counts = await connectionsByState(orm);
+      this.reset();
+      if (!counts) return;
+      for (const state of new Set([...CONNECTION_STATES, ...counts.keys()])) this.set({ state }, counts.get(state) ?? 0);
     },
   });
 

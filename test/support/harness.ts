@@ -8,7 +8,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp, type AppOptions, type BuiltApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
 import { silentLogger, type Logger } from '../../src/core/logger';
-import { initOrm, migrate } from '../../src/db/orm';
+import { closeOrm, initOrm, migrate } from '../../src/db/orm';
 import { setBcryptCost } from '../../src/modules/user/password';
 
 export interface TestApp {
@@ -108,7 +108,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await built.close();
-      await orm.close(true);
+      await closeOrm(orm);
     },
   };
 }

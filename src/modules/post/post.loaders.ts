@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { raw, type EntityManager, type QueryBuilder } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
 import { StatementShapes } from '../../core/statement-shapes';
@@ -53,11 +53,16 @@ export async function preloadComments(ctx: RequestContext, posts: readonly PostV
 }
 
 /**
- * The users' filters as a JOIN condition (softDelete, as the ORM defines and enables it), so an
- * embed of a hidden author comes back null instead of hiding the post or comment.
+ * LEFT JOINs the author of `owner`'s row (its user_id) to `qb` as `alias`, from the users the
+ * ORM's filters show `em` (softDelete: the active ones): a hidden author joins as nulls instead of
+ * hiding the post or comment. The users are a User QueryBuilder with its filters applied by the
+ * ORM (public `applyFilters`), joined as a sub-query, so the filters decide here as everywhere;
+ * PostgreSQL flattens it into a plain join (the plan of a condition in the ON clause).
  */
-export async function authorJoinFilter(em: EntityManager): Promise<Record<string, unknown>> {
-  return ((await em.applyFilters<User>(User.name, {}, {}, 'read')) ?? {}) as Record<string, unknown>;
+export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User>, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
+  const users = em.createQueryBuilder(User, 'vu').select(['vu.id', 'vu.name']);
+  await users.applyFilters();
+  qb.leftJoin(users, alias, { [raw(`${alias}.id = ${owner}.user_id`)]: [] });
 }
 
 /** Authors by user id; null for a soft-deleted user (the softDelete filter applies). */
@@ -86,23 +91,21 @@ interface CommentRow {
 /**
  * Comments by post id, oldest first, with their authors in the same statement. Read as plain
  * rows, not entities: building ~100 entities per page was most of the CPU of GET /posts
- * (npm run bench). The users' softDelete filter, as the ORM defines and enables it for this
- * EntityManager, goes into the JOIN, so a soft-deleted author comes back as null. The authors
+ * (npm run bench). The author is joined from the users the ORM's filters show this
+ * EntityManager (leftJoinAuthor), so a soft-deleted author comes back as null. The authors
  * are primed into authorLoader, so Comment.user costs no statement of its own.
  */
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
     // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
     const rows = await shapes.rows<CommentRow>(ctx, `comments:${postIds.length}`, postIds, async (n) => {
-      const authorFilter = await authorJoinFilter(ctx.em);
-      return ctx.em
+      const qb = ctx.em
         .createQueryBuilder(Comment, 'c')
         .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
-        .leftJoin('c.user', 'u', authorFilter)
         .where({ post: { $in: postIds.map((_, i) => n(i)) } })
-        .orderBy([{ createdAt: 'asc' }, { id: 'asc' }])
-        .getKnexQuery()
-        .toSQL();
+        .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
+      await leftJoinAuthor(ctx.em, qb, 'u', 'c');
+      return qb.getKnexQuery().toSQL();
     }, ctx.readFrom === 'read');
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();

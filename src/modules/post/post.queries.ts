@@ -3,7 +3,7 @@ import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { jsonAggSql, jsonArraySql, jsonObjectSql } from '../../core/json-sql';
 import { numbersOut, StatementShapes } from '../../core/statement-shapes';
-import { authorJoinFilter, authorLoader, withAuthor } from './post.loaders';
+import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Comment } from '../comment/comment.entity';
 import { Post } from './post.entity';
 import type { PostJson, PostView } from './post.types';
@@ -53,17 +53,16 @@ const restCommentJson = jsonObjectSql('c', [
 
 /**
  * A post's comments (of the post row `p`), oldest first, each with its author, as REST JSON texts (a text[]):
- * built by the ORM's QueryBuilder like the GraphQL embed (commentsLoader), the users' filter in
- * the author JOIN, so a soft-deleted author is null here as there.
+ * built by the ORM's QueryBuilder like the GraphQL embed (commentsLoader), the author joined from
+ * the users the ORM's filters show (leftJoinAuthor), so a soft-deleted author is null here as there.
  */
-function commentsJsonSql(em: EntityManager, authorFilter: Record<string, unknown>): string {
-  const { sql, bindings } = em
+async function commentsJsonSql(em: EntityManager): Promise<string> {
+  const qb = em
     .createQueryBuilder(Comment, 'c')
     .select(raw(jsonAggSql(restCommentJson, 'c.created_at, c.id')))
-    .leftJoin('c.user', 'cu', authorFilter)
-    .where('c.post_id = p.id')
-    .getKnexQuery()
-    .toSQL();
+    .where('c.post_id = p.id');
+  await leftJoinAuthor(em, qb, 'cu', 'c');
+  const { sql, bindings } = qb.getKnexQuery().toSQL();
   // The users' filter is `deleted_at is null`: no values. One with values would need them spliced in order.
   if (bindings.length) throw new Error('comments JSON: a filter with bindings is not supported here');
   return sql;
@@ -123,16 +122,15 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
         const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
         const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), offset === undefined ? undefined : n(at + 1));
         await ids.applyFilters(filters);
-        const authorFilter = await authorJoinFilter(em);
         const qb = em
           .createQueryBuilder(Post, 'p')
           .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
-          .leftJoin('p.user', 'u', authorFilter)
           .where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>)
           .orderBy(orderBy as never);
+        await leftJoinAuthor(em, qb, 'u', 'p');
         if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
         if (shape === 'view') return qb.getKnexQuery().toSQL();
-        qb.addSelect(raw(`(${commentsJsonSql(em, authorFilter)}) as comments_json`));
+        qb.addSelect(raw(`(${await commentsJsonSql(em)}) as comments_json`));
         const inner = qb.getKnexQuery().toSQL();
         return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, bindings: inner.bindings };
       }, ctx.readFrom === 'read');
