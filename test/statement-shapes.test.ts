@@ -2,6 +2,8 @@ import { startTestApp, type TestApp } from './support/harness';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
 import { numbersOut, StatementShapes } from '../src/core/statement-shapes';
+import { runPrepared } from '../src/db/prepared';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { closeOrm, initOrm } from '../src/db/orm';
 import { Post } from '../src/modules/post/post.entity';
 
@@ -47,28 +49,47 @@ it('numbersOut moves every number, at any depth, and keeps everything else', () 
   expect(out).toEqual({ $and: [{ user: '#0', deletedAt: null }, { id: { $lt: '#1' } }], published: true });
 });
 
-it('runs a shape as one named prepared statement per connection, reused by later calls (knex passes Raw.options() to pg)', async () => {
+/** Four calls of one shape on `em`, then the named statements of the session `ask` runs in. */
+async function preparedAfterFourCalls(em: EntityManager, postId: number, ask: (sql: string) => Promise<unknown[]>) {
+  const shapes = new StatementShapes();
+  let sql = '';
+  const byId = (id: number) =>
+    shapes.rows<{ id: number }>({ em, reader: () => em }, 'by-id', [id], async (n) => {
+      const qb = em.createQueryBuilder(Post, 'p').select('p.id').where({ id: n(0) });
+      await qb.applyFilters();
+      return (sql = qb.getKnexQuery().toSQL().toNative().sql), qb.getKnexQuery().toSQL();
+    });
+  for (const id of [postId, postId + 1_000_000, postId]) await byId(id);
+  expect((await byId(postId)).map((r) => r.id)).toEqual([postId]);
+  const prepared = await ask(`select name, statement, generic_plans + custom_plans as runs from pg_prepared_statements where not from_sql and statement not like '%pg_prepared_statements%'`);
+  return { prepared, sql };
+}
+
+it('outside a transaction, runs a shape as one named prepared statement on the statement pool, reused by later calls', async () => {
   const { user } = await buildUser(app);
   const post = await buildPost(app, user);
   // One connection, so the session that prepared the statement is the one asked about it.
   const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 1 });
   try {
     const em = orm.em.fork();
-    const shapes = new StatementShapes();
-    let sql = '';
-    const byId = (id: number) =>
-      shapes.rows<{ id: number }>({ em, reader: () => em }, 'by-id', [id], async (n) => {
-        const qb = em.createQueryBuilder(Post, 'p').select('p.id').where({ id: n(0) });
-        await qb.applyFilters();
-        return (sql = qb.getKnexQuery().toSQL().toNative().sql), qb.getKnexQuery().toSQL();
-      });
-    for (const id of [post.id, post.id + 1_000_000, post.id]) await byId(id);
-    expect((await byId(post.id)).map((r) => r.id)).toEqual([post.id]);
-    const prepared = await em.getConnection().execute<{ name: string; statement: string; runs: string }[]>(
-      'select name, statement, generic_plans + custom_plans as runs from pg_prepared_statements where not from_sql',
-    );
+    // Asked through the same pool (db/prepared.ts), hence the same session.
+    const { prepared, sql } = await preparedAfterFourCalls(em, post.id, (q) => runPrepared(em, { sql: q, bindings: [] }));
     // Prepared once (PostgreSQL's own placeholders), then only executed: four runs of one statement.
     expect(prepared).toEqual([{ name: expect.stringMatching(/^s_[0-9a-f]{24}$/), statement: sql, runs: '4' }]);
+  } finally {
+    await closeOrm(orm);
+  }
+});
+
+it('inside a transaction, runs it there as a named prepared statement too (knex passes Raw.options() to pg)', async () => {
+  const { user } = await buildUser(app);
+  const post = await buildPost(app, user);
+  const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 2 });
+  try {
+    await orm.em.fork().transactional(async (tx) => {
+      const { prepared, sql } = await preparedAfterFourCalls(tx, post.id, (q) => tx.execute(q));
+      expect(prepared).toEqual([{ name: expect.stringMatching(/^s_[0-9a-f]{24}$/), statement: sql, runs: '4' }]);
+    });
   } finally {
     await closeOrm(orm);
   }

@@ -285,12 +285,15 @@ describe('the tenant condition is in the SQL', () => {
 
   it('a tenant read (REST and GraphQL) filters tenant_posts by tenant_id = the tenant', async () => {
     const tenant = freshTenant();
-    // The logged SQL carries placeholders; what is sent is a named prepared statement whose
-    // value is the tenant (core/statement-shapes.ts), which the driver's query event shows.
-    const knex = app.orm.em.getConnection().getKnex();
-    const bound: Array<{ sql: string; bindings: unknown[] }> = [];
-    const onQuery = (q: { sql: string; bindings?: unknown[] }) => bound.push({ sql: q.sql, bindings: q.bindings ?? [] });
-    knex.on('query', onQuery);
+    // The logged SQL carries placeholders; what is sent is a named prepared statement whose value
+    // is the tenant (db/prepared.ts), which the ORM logger's context carries with the statement.
+    const logger = app.orm.config.getLogger();
+    const bound: Array<{ sql: string; bindings: readonly unknown[] }> = [];
+    const logQuery = logger.logQuery.bind(logger);
+    const watch = jest.spyOn(logger, 'logQuery').mockImplementation((context) => {
+      bound.push({ sql: context.query ?? '', bindings: context.params ?? [] });
+      logQuery(context);
+    });
     try {
       for (const call of [() => api.rest('GET', '/tenant/posts', { headers: asTenant(tenant) }), () => api.gql(LIST, undefined, { headers: asTenant(tenant) })]) {
         app.sql.length = 0;
@@ -305,7 +308,7 @@ describe('the tenant condition is in the SQL', () => {
         expect(reads[0].bindings).toEqual([tenant]);
       }
     } finally {
-      knex.off('query', onQuery);
+      watch.mockRestore();
     }
   });
 

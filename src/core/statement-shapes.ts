@@ -1,5 +1,5 @@
 import type { ReadContext } from './context';
-import { preparedName, runPrepared, type CompiledStatement } from '../db/prepared';
+import { nativeSql, preparedName, runPrepared, type CompiledStatement } from '../db/prepared';
 
 export type { CompiledStatement };
 
@@ -28,7 +28,7 @@ const MAX_SHAPES = 500;
  * (tenant-post.service.ts).
  */
 export class StatementShapes {
-  private readonly shapes = new Map<string, { sql: string; name: string; slots: Slot[] }>();
+  private readonly shapes = new Map<string, { sql: string; native: string; name: string; slots: Slot[] }>();
 
   /**
    * Rows of the statement of shape `key` for `values`. `build(n)` builds it with the ORM (on the
@@ -46,11 +46,12 @@ export class StatementShapes {
         const i = typeof b === 'number' ? b - STAND_IN_BASE : -1;
         return i >= 0 && i < values.length ? { value: i } : { constant: b };
       });
-      shape = { sql, slots, name: preparedName(sql) };
+      // PostgreSQL's own placeholders ($1, ...), once per shape rather than per request.
+      shape = { sql, slots, name: preparedName(sql), native: nativeSql(ctx.reader().getConnection('write'), sql, bindings) };
       if (this.shapes.size < MAX_SHAPES) this.shapes.set(key, shape);
     }
     const bindings = shape.slots.map((s) => ('value' in s ? values[s.value] : s.constant));
-    return runPrepared<R>(ctx.reader(), { sql: shape.sql, bindings }, { name: shape.name, stale });
+    return runPrepared<R>(ctx.reader(), { sql: shape.sql, bindings }, { name: shape.name, native: shape.native, stale });
   }
 }
 

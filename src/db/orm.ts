@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
 import { installReadRouting, stopReadRouting } from './replicas';
+import { endStatementPool } from './prepared';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
@@ -14,9 +15,10 @@ export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number }
   return orm;
 }
 
-/** Stops what initOrm started beside the ORM (the replicas' probes and their connections), then closes it. */
+/** Stops what runs beside the ORM (the replicas' probes, the statement pool: db/prepared.ts), then closes it. */
 export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
   await stopReadRouting(orm);
+  await endStatementPool(orm);
   await orm.close(force);
 }
 

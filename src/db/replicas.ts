@@ -147,6 +147,11 @@ export class ReadRouting {
     this.listeners.push(listener);
   }
 
+  /** One statement sent to `pool` outside knex (db/prepared.ts). */
+  count(pool: string): void {
+    this.emit(pool);
+  }
+
   private emit(pool: string): void {
     for (const l of this.listeners) l(pool);
   }
@@ -229,8 +234,13 @@ const routingsByDriver = new WeakMap<object, ReadRouting>();
  */
 export function readStale<T>(em: EntityManager, run: (conn: AbstractSqlConnection, target: ReadTarget) => Promise<T>): Promise<T> {
   const routing = routingsByDriver.get(em.getDriver());
-  if (!routing || em.getTransactionContext()) return run(em.getConnection('write'), PRIMARY);
+  if (!routing?.replicas.length || em.getTransactionContext()) return run(em.getConnection('write'), PRIMARY);
   return routing.read(em, run);
+}
+
+/** Counts a statement sent to `pool` by a path knex does not see (db/prepared.ts's own pool). */
+export function countStatement(em: EntityManager, pool: string): void {
+  routingsByDriver.get(em.getDriver())?.count(pool);
 }
 
 /** The routing installed on `orm` by installReadRouting (db/orm.ts does it for every ORM with replicas). */
