@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './config';
@@ -42,6 +43,39 @@ function bcryptBaseline(): number {
 const canonical = (v: unknown): string =>
   JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
 
+/**
+ * One request on a fresh connection, answered as its raw bytes (bench/http.ts's `call` gives the
+ * parsed JSON only): the references must send the service's body byte for byte, not just equal JSON.
+ */
+function callBytes(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string | number> = { ...headers };
+    if (body !== undefined) h['content-length'] = Buffer.byteLength(body);
+    const req = request(base + path, { method, headers: h, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const parsed = (b: Buffer): unknown => {
+  try {
+    return JSON.parse(b.toString('utf8'));
+  } catch {
+    return b.toString('utf8');
+  }
+};
+/** Where two bodies first differ, with a little of each around it. */
+function firstDifference(a: Buffer, b: Buffer): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const around = (x: Buffer) => JSON.stringify(x.subarray(Math.max(0, i - 30), i + 30).toString('utf8'));
+  return `${a.length} vs ${b.length} bytes, first difference at byte ${i}: service ${around(a)}, reference ${around(b)}`;
+}
+
 /** The GraphQL peers: the query each is asked, and its names for the list, the relations and the primary key. */
 const GRAPHQL_PEERS: Record<string, { query: string; list: string; user: string; comments: string; id: string }> = {
   postgraphile: { query: POSTGRAPHILE_POSTS_QUERY, list: 'allPosts', user: 'userByUserId', comments: 'commentsByPostId', id: 'id' },
@@ -73,7 +107,8 @@ function peerPage(body: any, n: (typeof GRAPHQL_PEERS)[string]): unknown {
 
 /**
  * Before any load: the service answers the contract's shapes; the raw and Express references give
- * the SAME answer as the service (deep-equal JSON) for every read they are compared on; each
+ * the SAME answer as the service for every read they are compared on, as JSON (deep-equal) and as
+ * bytes (the same text: compact, same key order, so both build the same JSON text); each
  * GraphQL peer's page, renamed into the service's shape, holds the same posts, authors, comments,
  * counts and total as the service's posts(page) for the same page (the seed trashes no user, so
  * the peers' missing soft-delete rule for authors does not show). So each ratio compares equal
@@ -109,18 +144,28 @@ async function contractCheck(t: Target, service: Target): Promise<string[]> {
   if (login.status !== 200 || typeof login.body?.token !== 'string') problems.push(`POST /auth/login → ${login.status}`);
   if (t === service) return problems;
   let same = 0;
+  let sameBytes = 0;
   for (const [key, make] of Object.entries(requestMakers)) {
+    let bytesDiffer = false;
     for (let i = 0; i < 3; i++) {
       const r = make();
-      const [a, b] = await Promise.all([service, t].map((x) => get(x.url, r.path, r.method, r.body ? JSON.parse(r.body) : undefined, r.headers)));
-      if (a.status !== 200 || b.status !== 200 || canonical(a.body) !== canonical(b.body)) {
+      const headers = { ...r.headers, ...(r.body ? { 'content-type': 'application/json' } : {}) };
+      const [a, b] = await Promise.all([service, t].map((x) => callBytes(x.url, r.method, r.path, headers, r.body)));
+      if (a.status !== 200 || b.status !== 200 || canonical(parsed(a.bytes)) !== canonical(parsed(b.bytes))) {
         problems.push(`${key} ${r.method} ${r.path}: ${t.name} (${b.status}) does not answer what the service (${a.status}) does`);
         break;
       }
       same++;
+      if (a.bytes.equals(b.bytes)) sameBytes++;
+      else if (!bytesDiffer) {
+        // Once per request kind: the first difference says enough.
+        problems.push(`${key} ${r.method} ${r.path}: ${t.name}'s body is the service's JSON but not its bytes (${firstDifference(a.bytes, b.bytes)})`);
+        bytesDiffer = true;
+      }
     }
   }
-  if (!problems.length) log(`contract: ${t.name} answers the same JSON as the service for ${same} requests (3 each of ${Object.keys(requestMakers).join(', ')})`);
+  if (!problems.length) log(`contract: ${t.name} answers the same JSON as the service, byte for byte, for ${same} requests (3 each of ${Object.keys(requestMakers).join(', ')})`);
+  else log(`contract: ${t.name} answers the same JSON as the service for ${same} requests, the same bytes for ${sameBytes}`);
   return problems;
 }
 

@@ -4,55 +4,79 @@
  * writes it out. The REST shapes are CONTRACT 4's; the GraphQL one is exactly the fields of the
  * benchmark's `posts(page)` query. Reads use the service's indexes the same way (a deferred join:
  * the slice's ids from the partial index, then those rows), so both sides pay the same PostgreSQL work.
+ *
+ * The JSON is built as the service builds it: concatenated by src/core/json-sql.ts's generators
+ * (compact, keys in the service's order, strings through to_json, timestamps as Date#toJSON),
+ * not by json_build_object (which writes `{"id" : 1, ...}` and costs PostgreSQL more). The
+ * envelopes (data, total, perPage, ...) are written the same way in the service's key order
+ * (src/core/pagination.ts, src/http/present.ts jsonListText), so each body is byte for byte the
+ * service's answer (bench/run.ts checks it before any load).
  */
+import { jsonAggSql, jsonArraySql, jsonObjectSql, type JsonKey } from '../../src/core/json-sql';
 
-/** ISO-8601 UTC with milliseconds, as JSON.stringify writes a Date. */
-const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const author = (alias: string) => `case when ${alias}.id is null then null else json_build_object('id', ${alias}.id, 'name', ${alias}.name) end`;
+/** An author as REST and GraphQL embed it: {id, name}; null when the users' filter hid the user (no joined row). */
+export const authorJson = (alias: string) => `case when ${alias}.id is null then null else ${jsonObjectSql(alias, [['id', 'int'], ['name', 'string']])} end`;
+
 /** Opaque cursor as the service encodes it: base64url of {"id":N,"to":"next"|"prev"}. */
 const cursor = (id: string, to: 'next' | 'prev') =>
   `rtrim(translate(encode(convert_to('{"id":' || ${id} || ',"to":"${to}"}', 'UTF8'), 'base64'), '+/', '-_'), '=')`;
 
 type Shape = 'rest' | 'graphql';
 
+/**
+ * A post (alias `p`) with its author (`u`) and its comments' JSON texts (`cm.comments`, a text[]
+ * in order): REST's keys (CONTRACT 4, the service's restPostJson) or the benchmark query's fields.
+ */
 function postJson(shape: Shape): string {
-  return shape === 'rest'
-    ? `json_build_object('id', p.id, 'user_id', p.user_id, 'title', p.title, 'slug', p.slug, 'body', p.body,
-         'published', p.published, 'published_at', ${iso('p.published_at')}, 'created_at', ${iso('p.created_at')},
-         'updated_at', ${iso('p.updated_at')}, 'deleted_at', ${iso('p.deleted_at')}, 'user', ${author('u')},
-         'comments', cm.comments, 'comments_count', cm.n)`
-    : `json_build_object('id', p.id, 'title', p.title, 'slug', p.slug, 'body', p.body, 'published', p.published,
-         'publishedAt', ${iso('p.published_at')}, 'createdAt', ${iso('p.created_at')}, 'user', ${author('u')},
-         'comments', cm.comments, 'commentsCount', cm.n)`;
+  const keys: JsonKey[] = shape === 'rest'
+    ? [
+      ['id', 'int'], ['user_id', 'int'], ['title', 'string'], ['slug', 'string'], ['body', 'string'], ['published', 'bool'],
+      ['published_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'], ['deleted_at', 'timestamp?'],
+      ['user', 'json?', authorJson('u')],
+      ['comments', 'json', jsonArraySql('cm.comments')],
+      ['comments_count', 'int', 'cardinality(cm.comments)'],
+    ]
+    : [
+      ['id', 'int'], ['title', 'string'], ['slug', 'string'], ['body', 'string'], ['published', 'bool'],
+      ['publishedAt', 'timestamp?', 'p.published_at'], ['createdAt', 'timestamp', 'p.created_at'],
+      ['user', 'json?', authorJson('u')],
+      ['comments', 'json', jsonArraySql('cm.comments')],
+      ['commentsCount', 'int', 'cardinality(cm.comments)'],
+    ];
+  return jsonObjectSql('p', keys);
 }
 
-function commentJson(shape: Shape): string {
-  return shape === 'rest'
-    ? `json_build_object('id', c.id, 'post_id', c.post_id, 'user_id', c.user_id, 'body', c.body,
-         'created_at', ${iso('c.created_at')}, 'updated_at', ${iso('c.updated_at')}, 'user', ${author('cu')})`
-    : `json_build_object('id', c.id, 'body', c.body, 'user', ${author('cu')})`;
+/** A comment (alias `c`) with its author (`cu`): REST's keys (the service's restCommentJson) or the query's fields. */
+export function commentJson(shape: Shape): string {
+  return jsonObjectSql('c', shape === 'rest'
+    ? [['id', 'int'], ['post_id', 'int'], ['user_id', 'int'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'], ['user', 'json?', authorJson('cu')]]
+    : [['id', 'int'], ['body', 'string'], ['user', 'json?', authorJson('cu')]]);
 }
 
-/** `data`: the posts of the id list `ids` (a subquery), in `order`, each with author and comments. */
-function postsData(shape: Shape, ids: string, order: string): string {
-  return `(select coalesce(json_agg(${postJson(shape)} order by ${order}), '[]'::json)
-    from posts p
+/** Posts `p` with author `u` and comments `cm.comments` (oldest first, each with its author), where `where`. */
+const postsFrom = (shape: Shape, where: string) => `from posts p
     left join users u on u.id = p.user_id and u.deleted_at is null
     cross join lateral (
-      select coalesce(json_agg(${commentJson(shape)} order by c.created_at, c.id), '[]'::json) as comments, count(*)::int as n
+      select ${jsonAggSql(commentJson(shape), 'c.created_at, c.id')} as comments
       from comments c left join users cu on cu.id = c.user_id and cu.deleted_at is null
       where c.post_id = p.id) cm
-    where p.id in (${ids}))`;
-}
+    where ${where}`;
 
-/** The page format's keys around `data`, given the total `t.n`; $1 = page, $2 = per page. */
+/** `data`: the JSON array of the posts of the id list `ids` (a subquery), in `order`. */
+const postsData = (shape: Shape, ids: string, order: string) =>
+  `(select ${jsonArraySql(jsonAggSql(postJson(shape), order))} ${postsFrom(shape, `p.id in (${ids})`)})`;
+
+/** The page format's keys (pagination.ts PageResult, in its order) around `data`, given the total `t.n`; $1 = page, $2 = per page. */
 function pageBody(data: string, count: string, extra = ''): string {
+  const offset = '($1::int - 1) * $2::int';
+  const last = 'greatest(1, (t.n + $2::int - 1) / $2::int)';
   return `with t as (${count})
-    select json_build_object('data', ${data}, 'total', t.n, 'perPage', $2::int, 'currentPage', $1::int,
-      'lastPage', greatest(1, (t.n + $2::int - 1) / $2::int),
-      'from', case when t.n > ($1::int - 1) * $2::int then ($1::int - 1) * $2::int + 1 end,
-      'to', case when t.n > ($1::int - 1) * $2::int then least(t.n, $1::int * $2::int) end,
-      'nextPage', case when $1::int < greatest(1, (t.n + $2::int - 1) / $2::int) then $1::int + 1 end)::text as body
+    select ${jsonObjectSql('t', [
+      ['data', 'json', data], ['total', 'int', 't.n'], ['perPage', 'int', '$2::int'], ['currentPage', 'int', '$1::int'], ['lastPage', 'int', last],
+      ['from', 'int?', `case when t.n > ${offset} then ${offset} + 1 end`],
+      ['to', 'int?', `case when t.n > ${offset} then least(t.n, $1::int * $2::int) end`],
+      ['nextPage', 'int?', `case when $1::int < ${last} then $1::int + 1 end`],
+    ])} as body
     from t ${extra}`;
 }
 
@@ -64,13 +88,17 @@ export interface Named { name: string; text: string }
 /** GET /posts?page=N ($1 page, $2 per page). */
 export const postsPage: Named = { name: 'posts_page', text: pageBody(postsData('rest', livePage, 'p.created_at desc, p.id desc'), liveCount) };
 
-/** The benchmark's GraphQL posts(page) query, as `{"data":{"posts":...}}`. */
+/**
+ * The benchmark's GraphQL posts(page) query, as `{"data":{"posts":...}}` and the newline Apollo
+ * writes after it (@apollo/server's prettyJSONStringify), so the bytes are the service's.
+ */
 export const postsPageGraphql: Named = {
   name: 'posts_page_graphql',
   text: `with t as (${liveCount})
-    select json_build_object('data', json_build_object('posts', json_build_object(
-      'data', ${postsData('graphql', livePage, 'p.created_at desc, p.id desc')},
-      'total', t.n, 'perPage', $2::int, 'currentPage', $1::int, 'lastPage', greatest(1, (t.n + $2::int - 1) / $2::int))))::text as body from t`,
+    select ${jsonObjectSql('t', [['data', 'json', jsonObjectSql('t', [['posts', 'json', jsonObjectSql('t', [
+      ['data', 'json', postsData('graphql', livePage, 'p.created_at desc, p.id desc')],
+      ['total', 'int', 't.n'], ['perPage', 'int', '$2::int'], ['currentPage', 'int', '$1::int'], ['lastPage', 'int', 'greatest(1, (t.n + $2::int - 1) / $2::int)'],
+    ])]])]])} || E'\\n' as body from t`,
 };
 
 /** GET /posts?paginate=simple&page=N ($1 page, $2 per page): one extra row says hasMore. */
@@ -79,8 +107,10 @@ export const postsSimple: Named = {
   text: `with s as (select id, row_number() over (order by created_at desc, id desc) as k
       from (select id, created_at from posts where deleted_at is null order by created_at desc, id desc
             limit $2::int + 1 offset ($1::int - 1) * $2::int) x)
-    select json_build_object('data', ${postsData('rest', 'select id from s where k <= $2::int', 'p.created_at desc, p.id desc')},
-      'hasMore', (select count(*) from s) > $2::int)::text as body`,
+    select ${jsonObjectSql('s', [
+      ['data', 'json', postsData('rest', 'select id from s where k <= $2::int', 'p.created_at desc, p.id desc')],
+      ['hasMore', 'bool', '(select count(*) from s) > $2::int'],
+    ])} as body`,
 };
 
 /**
@@ -96,17 +126,20 @@ export const postsCursor: Named = {
       pg as (select id from s order by id desc limit ${CURSOR_PER_PAGE}),
       edge as (select min(id) as lo, coalesce(max(id), $1::int - 1) as hi, (select count(*) from s) > ${CURSOR_PER_PAGE} as more from pg),
       other as (select edge.*, exists(select 1 from posts where deleted_at is null and id > edge.hi) as back from edge)
-    select json_build_object('data', ${postsData('rest', 'select id from pg', 'p.id desc')},
-      'nextCursor', case when more then ${cursor('lo', 'next')} end,
-      'prevCursor', case when back then ${cursor('hi', 'prev')} end,
-      'hasNextPage', more, 'hasPrevPage', back, 'perPage', ${CURSOR_PER_PAGE}, 'path', '/posts')::text as body
+    select ${jsonObjectSql('other', [
+      ['data', 'json', postsData('rest', 'select id from pg', 'p.id desc')],
+      ['nextCursor', 'string?', `case when more then ${cursor('lo', 'next')} end`],
+      ['prevCursor', 'string?', `case when back then ${cursor('hi', 'prev')} end`],
+      ['hasNextPage', 'bool', 'more'], ['hasPrevPage', 'bool', 'back'],
+      ['perPage', 'int', String(CURSOR_PER_PAGE)], ['path', 'string', `'/posts'`],
+    ])} as body
     from other`,
 };
 
-/** GET /posts/:id ($1). */
+/** GET /posts/:id ($1): no row when absent or trashed (404). */
 export const postById: Named = {
   name: 'post_by_id',
-  text: `select (${postsData('rest', 'select id from posts where id = $1::int and deleted_at is null', 'p.id')} -> 0)::text as body`,
+  text: `select ${postJson('rest')} as body ${postsFrom('rest', 'p.id = $1::int and p.deleted_at is null')}`,
 };
 
 /** The token's user, still active, not revoked, in one of the roles: $3 = id, $4 = token version. */
@@ -123,22 +156,27 @@ export const trashPage: Named = {
   ),
 };
 
+/** A user's REST keys (the service's USER_JSON: presentUser, snake_cased) over alias `x`. */
+export const userJson = (x: string) => jsonObjectSql(x, [
+  ['id', 'int'], ['name', 'string'], ['email', 'string'], ['role', 'string'], ['email_verified_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+]);
+
 /** GET /admin/users?page=N for an admin ($1 page, $2 per page, $3/$4 the token's). */
 export const adminUsersPage: Named = {
   name: 'admin_users_page',
   text: pageBody(
-    `(select coalesce(json_agg(json_build_object('id', u.id, 'name', u.name, 'email', u.email, 'role', u.role,
-        'email_verified_at', ${iso('u.email_verified_at')}, 'created_at', ${iso('u.created_at')}, 'updated_at', ${iso('u.updated_at')}) order by u.id), '[]'::json)
+    `(select ${jsonArraySql(jsonAggSql(userJson('u'), 'u.id'))}
       from (select * from users where deleted_at is null order by id limit $2::int offset ($1::int - 1) * $2::int) u)`,
     'select count(*)::int as n from users where deleted_at is null',
     `, (${actorWithRole(['admin'])}) a where a.ok`,
   ),
 };
 
-/** GET /tenant/posts for tenant $1: a plain array, id ascending. */
+/** GET /tenant/posts for tenant $1: a plain array, id ascending (the service's TENANT_POST_JSON). */
 export const tenantPosts: Named = {
   name: 'tenant_posts',
-  text: `select coalesce(json_agg(json_build_object('id', id, 'tenant_id', tenant_id, 'title', title, 'body', body,
-      'created_at', ${iso('created_at')}, 'updated_at', ${iso('updated_at')}) order by id), '[]'::json)::text as body
-    from tenant_posts where tenant_id = $1::int`,
+  text: `select ${jsonArraySql(jsonAggSql(jsonObjectSql('t', [
+    ['id', 'int'], ['tenant_id', 'int'], ['title', 'string'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+  ]), 't.id'))} as body
+    from tenant_posts t where t.tenant_id = $1::int`,
 };

@@ -1,7 +1,7 @@
 import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
 import { jsonObjectSql } from '../../core/json-sql';
-import { runPrepared } from '../../db/prepared';
+import { runPrepared, type CompiledStatement } from '../../db/prepared';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
@@ -84,21 +84,37 @@ const TENANT_POST_JSON = jsonObjectSql('x', [
 ]);
 
 /**
+ * What the ORM compiled for a tenant read, by what decides it: the shape, the filters lifted and
+ * the `tenant` filter's parameters of the fork it was built on. Each entry is the filter's own
+ * output for those parameters (condition and bound tenant alike), reused only by a request whose
+ * fork carries the same ones: nothing is substituted, and a request whose parameters are new
+ * builds its own. Building per request was most of GET /tenant/posts's Node CPU (0.30 against
+ * 0.15 ms for the same statement behind plain Express, npm run bench).
+ */
+const compiled = new Map<string, CompiledStatement>();
+const MAX_COMPILED = 10_000;
+
+/**
  * Tenant posts, id ascending, as plain views or REST JSON text (no entity hydration, no identity
  * map), under the ORM's filters as the request's fork sets them (`tenant`, with its parameters),
- * minus `lift`. The query is built on that fork for every request, so the filter writes the
- * tenant condition each time; the text it gives is the same for every tenant (the tenant is a
- * bound value), so it still runs as one named prepared statement (db/prepared.ts).
+ * minus `lift`. The text is the same for every tenant (the tenant is a bound value), so it runs as
+ * one named prepared statement (db/prepared.ts).
  */
 async function readRows(ctx: RequestContext, shape: 'view' | 'json', lift: Record<string, boolean> = {}): Promise<(TenantPostView | TenantPostJson)[]> {
   const em = ctx.em;
-  const qb = em
-    .createQueryBuilder(TenantPost, 't')
-    .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
-    .orderBy({ id: 'asc' });
-  await qb.applyFilters(lift);
-  const inner = qb.getKnexQuery().toSQL();
-  const statement = shape === 'view' ? inner : { sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, bindings: inner.bindings };
+  const key = JSON.stringify([shape, lift, em.getFilterParams('tenant') ?? null]);
+  let statement = compiled.get(key);
+  if (!statement) {
+    const qb = em
+      .createQueryBuilder(TenantPost, 't')
+      .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
+      .orderBy({ id: 'asc' });
+    await qb.applyFilters(lift);
+    const inner = qb.getKnexQuery().toSQL();
+    statement = shape === 'view' ? { sql: inner.sql, bindings: inner.bindings } : { sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, bindings: inner.bindings };
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(key, statement);
+  }
   const rows = await runPrepared<TenantPostRow>(em, statement);
   if (shape === 'json') return rows.map((r) => ({ tenantId: r.tenant_id, json: r.json! }));
   const platform = em.getPlatform();
