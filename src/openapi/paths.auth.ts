@@ -83,4 +83,22 @@ export const authPaths: Paths = {
       errors: { 401: AUTH_401, ...RATE, ...DB_503 },
     }),
   },
+  '/reset-password': {
+    get: operation({
+      id: 'resetPasswordPage',
+      tag: 'auth',
+      summary: 'The page the reset link of the mail opens',
+      description: 'A small HTML page (no outside assets) that reads the secret from the fragment (`#token=...`, never sent to a server), asks for the new password and calls `POST /auth/reset-password`, showing its message. A frontend with its own page points `APP_URL` there instead.',
+      success: { status: 200, description: 'HTML page', schema: { type: 'string' }, contentType: 'text/html' },
+    }),
+  },
+  '/verify-email': {
+    get: operation({
+      id: 'verifyEmailPage',
+      tag: 'auth',
+      summary: 'The page the verification link of the mail opens',
+      description: 'A small HTML page (no outside assets) that reads the token from the fragment (`#token=...`) and calls `POST /auth/verify-email/{token}`, showing its message.',
+      success: { status: 200, description: 'HTML page', schema: { type: 'string' }, contentType: 'text/html' },
+    }),
+  },
 };
