@@ -124,6 +124,7 @@ function html(title: string, pageName: 'reset' | 'verify', body: string): string
   <meta name="referrer" content="no-referrer">
   <title>${title} · Blog API</title>
   <link rel="stylesheet" href="/pages/assets/account.css">
+  <link rel="icon" href="data:,">
 </head>
 <body data-page="${pageName}">
 <main>
