@@ -8,19 +8,21 @@ import { nextFreeSlug, slugify } from '../src/modules/post/post.slug';
 import { Comment } from '../src/modules/comment/comment.entity';
 import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
 import { setBcryptCost } from '../src/modules/user/password';
+import { runningServiceUrl } from '../src/core/service-url';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * `npm run seed`: demo data in the database `npm start` uses (DATABASE_URL, else the embedded
  * PostgreSQL under DATA_DIR). Skips everything when the demo admin already exists, so running it
  * twice is harmless. A running `npm start` may keep running: the seed then uses that server's
- * embedded cluster instead of starting one (startEmbeddedPostgres adopts it and leaves it up).
+ * embedded cluster instead of starting one (startEmbeddedPostgres adopts it and leaves it up), and
+ * prints the URL that server says it listens on (DATA_DIR/service.json), whatever its PORT.
  */
 const PASSWORD = 'demo-password';
 const ADMIN_EMAIL = 'admin@example.com';
 
 const USERS: { name: string; email: string; role: Role; verified: boolean }[] = [
-  { name: 'Ada Admin', email: ADMIN_EMAIL, role: 'admin', verified: true },
+  { name: 'Demo Admin', email: ADMIN_EMAIL, role: 'admin', verified: true },
   { name: 'Mo Moderator', email: 'moderator@example.com', role: 'moderator', verified: true },
   { name: 'Grace Hopper', email: 'grace@example.com', role: 'user', verified: true },
   { name: 'Alan Turing', email: 'alan@example.com', role: 'user', verified: true },
@@ -103,12 +105,15 @@ async function main(): Promise<void> {
       process.stdout.write(`Demo data already present in ${where} (${ADMIN_EMAIL} exists); nothing done.\n`);
     } else {
       const width = Math.max(...USERS.map((u) => u.email.length));
+      const running = runningServiceUrl(config.dataDir);
+      const url = running ?? `http://localhost:${config.port}`;
       process.stdout.write(
         `Seeded ${where}: ${USERS.length} users, ${POSTS.length} posts (one in the trash), comments, ${TENANT_POSTS.length} posts of tenants 1 and 2.\n\n` +
           `Log in with any of these (password: ${PASSWORD}):\n` +
           USERS.map((u) => `  ${u.email.padEnd(width)}  ${u.role}${u.verified ? '' : ' (unverified)'}`).join('\n') +
-          `\n\nTry: curl -s -X POST localhost:${config.port}/auth/login -H 'content-type: application/json' ` +
-          `-d '{"email":"${ADMIN_EMAIL}","password":"${PASSWORD}"}'\n`,
+          '\n\n' +
+          (running ? `The service is running at ${url}. Try:\n` : `No service is running on ${config.dataDir}; start it with npm start (${url} with these settings), then try:\n`) +
+          `  curl -s -X POST ${url}/auth/login -H 'content-type: application/json' -d '{"email":"${ADMIN_EMAIL}","password":"${PASSWORD}"}'\n`,
       );
     }
   } finally {

@@ -10,6 +10,7 @@ import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphq
 import { graphqlHttp } from './graphql/http';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
+import { accountPages, PAGE_ASSET_ROUTE } from './modules/auth/auth.pages';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
 import { jsonBody, mountPath, mountRoutes, restRouter } from './http/rest';
@@ -113,6 +114,11 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).
     mountPath(router, '/docs', { get: [asDocument, openapi.page] });
     mountPath(router, DOCS_ASSET_ROUTE, { get: [asDocument, openapi.asset] });
+    // The pages the reset and verification links of the mails open (modules/auth/auth.pages.ts).
+    const pages = accountPages();
+    mountPath(router, '/reset-password', { get: [asDocument, pages.resetPassword] });
+    mountPath(router, '/verify-email', { get: [asDocument, pages.verifyEmail] });
+    mountPath(router, PAGE_ASSET_ROUTE, { get: [asDocument, pages.asset] });
     if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
     const graphql = graphqlHttp(apollo, adapterDeps);
     mountPath(router, '/graphql', { get: [idePage(), graphql], post: [jsonBody, graphql] });

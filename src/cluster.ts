@@ -5,6 +5,7 @@ import { AppError } from './core/errors';
 import type { Logger } from './core/logger';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import { initOrm, migrate } from './db/orm';
+import { announceServiceUrl } from './core/service-url';
 
 /**
  * WEB_CONCURRENCY > 1: this process is the primary of node:cluster. It serves no HTTP itself;
@@ -72,7 +73,9 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
   };
 
   // The shutdown, one step after another; a new resource adds its step where it belongs.
+  let forgetUrl = () => undefined as void;
   const steps: { name: string; run: () => Promise<unknown> }[] = [
+    { name: 'service url', run: async () => forgetUrl() },
     { name: 'workers', run: () => stopWorkers(config.shutdownTimeoutMs + 5_000, log) },
     { name: 'database', run: async () => embedded?.stop() },
   ];
@@ -116,10 +119,12 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
 
   const listening = Array.from({ length: config.webConcurrency }, () => {
     const worker = fork();
-    return new Promise<void>((resolve) => worker.once('listening', () => resolve()));
+    return new Promise<number>((resolve) => worker.once('listening', (address) => resolve(address.port)));
   });
-  await Promise.all(listening);
+  const [port] = await Promise.all(listening);
   starting = false;
+  // The workers share one port (PORT=0: the one the system gave the first): the primary says it for all.
+  if (!stopping) forgetUrl = announceServiceUrl(config.dataDir, `http://localhost:${port}`);
   log.info({ workers: config.webConcurrency }, `${config.webConcurrency} workers listening`);
 }
 

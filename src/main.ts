@@ -15,6 +15,7 @@ import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
 import cluster from 'node:cluster';
 import { clusterMetrics, runPrimary, watchParent } from './cluster';
+import { announceServiceUrl } from './core/service-url';
 
 class StartError extends Error {}
 
@@ -88,10 +89,13 @@ async function main(): Promise<void> {
   // The bound port, not the setting: PORT=0 asks the system for a free one.
   const base = `http://localhost:${(server.address() as AddressInfo).port}`;
   log.info({ rest: `${base}/`, graphql: `${base}/graphql`, docs: `${base}/docs`, metrics: `${base}/metrics`, health: `${base}/healthz`, ready: `${base}/readyz`, startupMs: Date.now() - started, pid: process.pid }, `listening on ${base}`);
+  // For the scripts beside it (npm run seed prints it); a cluster's primary says it for its workers.
+  const forgetUrl = cluster.isWorker ? () => undefined : announceServiceUrl(config.dataDir, base);
 
   // The shutdown, one step after another; a new resource adds its step where it belongs.
   const steps: { name: string; run: () => Promise<unknown> }[] = [
-    // Before http: open WebSockets would hold server.close() until the forced cut (CONTRACT 2, 14).
+    { name: 'service url', run: async () => forgetUrl() },
+    // Before http: open WebSockets would hold server.close() until the forced cut.
     // /readyz turns 503 first, and the upgrade refuses new sockets from here on.
     {
       name: 'subscriptions',

@@ -1,11 +1,13 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, get } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { loadConfig } from '../src/config/config';
 import { freshCopy, stopLeftovers, leftovers, npmStart, processes, waitUntil, type Copy } from './support/npm-start';
 
 /**
- * WEB_CONCURRENCY=2 npm start (CONTRACT 2 and 15): two workers share the port under one
+ * WEB_CONCURRENCY=2 npm start: two workers share the port under one
  * primary that owns the embedded PostgreSQL; a worker that dies is replaced; /metrics counts
  * every worker's requests; SIGTERM to npm's pid alone drains both and leaves nothing running.
  */
@@ -44,6 +46,8 @@ it('two workers answer, a killed one is replaced, /metrics sums both, SIGTERM to
   const port = s.port();
 
   const primary = processes().find((p) => p.ppid === s.npm.pid)!;
+  // The primary says the workers' URL for the scripts beside it (npm run seed), once.
+  expect(JSON.parse(readFileSync(join(copy.dataDir, 'service.json'), 'utf8'))).toEqual({ url: `http://localhost:${port}`, pid: primary.pid });
   const workers = () => processes().filter((p) => p.ppid === primary.pid && /dist\/src\/main\.js/.test(p.cmd));
   expect(workers()).toHaveLength(2);
   // Migrations ran once, in the primary, before the workers; the database is the primary's child.
@@ -94,6 +98,7 @@ it('two workers answer, a killed one is replaced, /metrics sums both, SIGTERM to
   expect(end.filter((l) => l.msg === 'shutting down: draining requests').map((l) => l.worker).sort()).toEqual([4, victimId === 1 ? 2 : 1].sort());
   expect(end.at(-1)).toMatchObject({ worker: 'primary', msg: 'stopped' });
   expect(leftovers(copy)).toEqual([]);
+  expect(existsSync(join(copy.dataDir, 'service.json'))).toBe(false);
 });
 
 it('a worker that cannot start stops the whole start: exit 1, the reason printed, nothing left running', async () => {

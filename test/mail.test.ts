@@ -115,10 +115,36 @@ describe('mail without SMTP_URL (development)', () => {
     expect((await clients(app.url).rest('POST', '/auth/forgot-password', { body: { email: user.email } })).status).toBe(200);
     const dir = join(dataDir, 'mail');
     const file = await until('an .eml file', async () => (existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.eml')) : undefined));
-    const mail = await simpleParser(readFileSync(join(dir, file)));
+    const source = readFileSync(join(dir, file), 'utf8');
+    const mail = await simpleParser(source);
     expect(mail.subject).toBe('Reset your password');
-    expect(mail.text).toContain(`http://app.test/reset-password#token=${resetSecretOf(mail)}`);
+    const secret = resetSecretOf(mail);
+    expect(mail.text).toContain(`http://app.test/reset-password#token=${secret}`);
     expect(JSON.stringify(mail.to)).toContain(user.email);
+    // Readable as text: the body is as written, the link and the code each whole on a line.
+    expect(source).toMatch(/^Content-Transfer-Encoding: 7bit$/m);
+    const lines = source.split('\n');
+    expect(lines).toContain(`http://app.test/reset-password#token=${secret}`);
+    expect(lines).toContain(secret);
+  });
+
+  it('a verification token copied from the .eml file as it reads verifies the email', async () => {
+    const email = uniqueEmail('eml');
+    expect((await clients(app.url).rest('POST', '/auth/register', { body: { name: 'Eml', email, password: 'password123' } })).status).toBe(201);
+    const dir = join(dataDir, 'mail');
+    const source = await until('the verification .eml file', async () => {
+      for (const f of readdirSync(dir).filter((f) => f.endsWith('.eml'))) {
+        const text = readFileSync(join(dir, f), 'utf8');
+        if (text.includes(`To: ${email}`) && text.includes('Subject: Verify your email')) return text;
+      }
+      return undefined;
+    });
+    // The link as the file shows it, copied as is.
+    const link = source.split('\n').find((line) => line.startsWith('http://app.test/verify-email#token='))!;
+    expect(link).toBeDefined();
+    const token = link.slice(link.indexOf('#token=') + 7);
+    expect(source.split('\n')).toContain(token);
+    expect((await clients(app.url).rest('POST', `/auth/verify-email/${token}`)).body).toEqual({ message: 'Email verified' });
   });
 });
 
@@ -165,5 +191,40 @@ describe('mail outbox after sending', () => {
     await app.built.services.mail.cleanup.runNow();
     const left = await query<{ subject: string }>(app, `select subject from mail_outbox where to_address = 'cleanup@example.test' order by subject`);
     expect(left.map((r) => r.subject)).toEqual(['recent', 'unsent']);
+  });
+});
+
+describe('mail bodies as sent', () => {
+  let app: TestApp;
+  let mailbox: Mailbox;
+  withMailApp((a, m) => ([app, mailbox] = [a, m]));
+
+  it('carry the token and the link unbroken, each on one line of the raw message (no quoted-printable, no base64)', async () => {
+    const api = clients(app.url);
+    const email = uniqueEmail('raw');
+    expect((await api.rest('POST', '/auth/register', { body: { name: 'Raw', email, password: 'password123' } })).status).toBe(201);
+    expect((await api.rest('POST', '/auth/forgot-password', { body: { email } })).status).toBe(200);
+    const [verify] = await mailbox.waitFor(email, 'Verify your email');
+    const [reset] = await mailbox.waitFor(email, 'Reset your password');
+
+    for (const [mail, token, page] of [
+      [verify, verifyTokenOf(verify), 'verify-email'],
+      [reset, resetSecretOf(reset), 'reset-password'],
+    ] as const) {
+      const [head, body] = [mail.source.slice(0, mail.source.indexOf('\r\n\r\n')), mail.source.slice(mail.source.indexOf('\r\n\r\n') + 4)];
+      expect(head).toMatch(/^Content-Transfer-Encoding: 7bit$/im);
+      expect(head).toMatch(/^Content-Type: text\/plain; charset=utf-8$/im);
+      const lines = body.split('\r\n');
+      expect(lines).toContain(`http://app.test/${page}#token=${token}`);
+      expect(lines).toContain(token);
+      // No soft line breaks anywhere, and the parsed text is the source's body.
+      expect(lines.filter((line) => line.endsWith('='))).toEqual([]);
+      expect(mail.text!.trim()).toBe(body.replace(/\r\n/g, '\n').trim());
+    }
+    // A JWT is longer than the 76 characters nodemailer would otherwise fold at.
+    expect(verifyTokenOf(verify).length).toBeGreaterThan(76);
+    // Both work as copied from the source.
+    expect((await api.rest('POST', `/auth/verify-email/${verifyTokenOf(verify)}`)).body).toEqual({ message: 'Email verified' });
+    expect((await api.rest('POST', '/auth/reset-password', { body: { token: resetSecretOf(reset), password: 'password456' } })).body).toEqual({ message: 'Password reset successfully' });
   });
 });

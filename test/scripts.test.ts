@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcrypt';
@@ -19,6 +19,8 @@ const checkout = join(__dirname, '..');
 let root: string;
 let databaseUrl: string;
 let db: Client;
+/** The scripts' DATA_DIR: where a running service would say its URL (service.json). */
+let dataDir: string;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'blog-api-scripts-'));
@@ -28,6 +30,8 @@ beforeAll(async () => {
   databaseUrl = await createTestDatabase();
   db = new Client({ connectionString: databaseUrl });
   await db.connect();
+  dataDir = join(root, 'data');
+  mkdirSync(dataDir);
 }, 120_000);
 afterAll(async () => {
   await db?.end();
@@ -35,8 +39,8 @@ afterAll(async () => {
 });
 
 /** Runs a built script as `npm run <name> -- args` would; the environment is the test's, not jest's. */
-function script(name: 'seed' | 'set-role', args: string[] = []) {
-  const env = { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, BCRYPT_COST: '4', PORT: '3000', NODE_ENV: 'development' };
+function script(name: 'seed' | 'set-role', args: string[] = [], url = databaseUrl) {
+  const env = { PATH: process.env.PATH ?? '', DATABASE_URL: url, DATA_DIR: dataDir, BCRYPT_COST: '4', PORT: '3000', NODE_ENV: 'development' };
   const r = spawnSync(process.execPath, [join(root, 'dist', 'scripts', `${name}.js`), ...args], { encoding: 'utf8', env, timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -45,7 +49,7 @@ const rows = async (sql: string) => (await db.query(sql)).rows;
 const counts = () => rows(`select (select count(*) from users)::int as users, (select count(*) from posts)::int as posts,
   (select count(*) from comments)::int as comments, (select count(*) from tenant_posts)::int as tenant_posts`);
 
-const SEEDED = `Seeded DATABASE_URL: 5 users, 6 posts (one in the trash), comments, 3 posts of tenants 1 and 2.
+const SEEDED = (tryIt: string) => `Seeded DATABASE_URL: 5 users, 6 posts (one in the trash), comments, 3 posts of tenants 1 and 2.
 
 Log in with any of these (password: demo-password):
   admin@example.com      admin
@@ -54,16 +58,19 @@ Log in with any of these (password: demo-password):
   alan@example.com       user
   barbara@example.com    user (unverified)
 
-Try: curl -s -X POST localhost:3000/auth/login -H 'content-type: application/json' -d '{"email":"admin@example.com","password":"demo-password"}'
+${tryIt}
 `;
+const LOGIN = (url: string) => `  curl -s -X POST ${url}/auth/login -H 'content-type: application/json' -d '{"email":"admin@example.com","password":"demo-password"}'`;
 
 describe('npm run seed', () => {
   it('prints the logins and creates an admin, users, posts, comments, a trashed post and two tenants\u2019 posts', async () => {
+    // A service running on this data directory (this process stands for it) on a port of its own.
+    writeFileSync(join(dataDir, 'service.json'), JSON.stringify({ url: 'http://localhost:45678', pid: process.pid }));
     const r = script('seed');
-    expect(r).toEqual({ code: 0, stdout: SEEDED, stderr: '' });
+    expect(r).toEqual({ code: 0, stdout: SEEDED(`The service is running at http://localhost:45678. Try:\n${LOGIN('http://localhost:45678')}`), stderr: '' });
 
     expect(await rows('select name, email, role, email_verified_at is not null as verified, deleted_at from users order by id')).toEqual([
-      { name: 'Ada Admin', email: 'admin@example.com', role: 'admin', verified: true, deleted_at: null },
+      { name: 'Demo Admin', email: 'admin@example.com', role: 'admin', verified: true, deleted_at: null },
       { name: 'Mo Moderator', email: 'moderator@example.com', role: 'moderator', verified: true, deleted_at: null },
       { name: 'Grace Hopper', email: 'grace@example.com', role: 'user', verified: true, deleted_at: null },
       { name: 'Alan Turing', email: 'alan@example.com', role: 'user', verified: true, deleted_at: null },
@@ -102,6 +109,13 @@ describe('npm run seed', () => {
     expect(before).toEqual([{ users: 5, posts: 6, comments: 4, tenant_posts: 3 }]);
     expect(script('seed')).toEqual({ code: 0, stdout: 'Demo data already present in DATABASE_URL (admin@example.com exists); nothing done.\n', stderr: '' });
     expect(await counts()).toEqual(before);
+  });
+
+  it('without a running service (none, or one that died without removing service.json), names the URL npm start would use', async () => {
+    // A process id no process has (above the kernel's pid_max).
+    writeFileSync(join(dataDir, 'service.json'), JSON.stringify({ url: 'http://localhost:45678', pid: 2 ** 23 }));
+    const r = script('seed', [], await createTestDatabase());
+    expect(r).toEqual({ code: 0, stdout: SEEDED(`No service is running on ${dataDir}; start it with npm start (http://localhost:3000 with these settings), then try:\n${LOGIN('http://localhost:3000')}`), stderr: '' });
   });
 
   it('fails with exit 1 and a message, no stack, when the settings are invalid', () => {

@@ -74,7 +74,7 @@ export interface Config {
   corsOrigins: string[];
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (client IP for rate limits). */
   trustProxy: number;
-  /** Open GraphQL WebSocket connections one client IP may hold (CONTRACT 14); 0 = no limit. */
+  /** Open GraphQL WebSocket connections one client IP may hold; 0 = no limit. */
   subscriptionConnectionsPerIp: number;
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;

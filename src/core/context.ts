@@ -48,9 +48,9 @@ export interface TenantFilterParams {
 }
 
 /**
- * The request's EntityManager: a fork carrying the tenant as the `tenant` filter's parameters
- * (CONTRACT 10), so every read of tenant posts through it, or through any fork or transaction
- * made from it (MikroORM copies filter parameters to forks), is limited to that tenant.
+ * The request's EntityManager: a fork carrying the tenant resolved for the request as the
+ * `tenant` filter's parameters, so every read of tenant posts through it, or through any fork or
+ * transaction made from it (MikroORM copies filter parameters to forks), is limited to that tenant.
  */
 export function requestFork(orm: MikroORM, tenantId: number | null): EntityManager {
   const em = orm.em.fork();

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import type { Logger } from './logger';
 
 /**
- * Live events (CONTRACT 14). Services state facts ("post 12 was published") inside the write's
+ * Live events (GraphQL subscriptions). Services state facts ("post 12 was published") inside the write's
  * own transaction with `pg_notify`: PostgreSQL delivers a NOTIFY only if that transaction
  * commits, and in commit order, so a rolled-back write emits nothing and no event overtakes the
  * row it names. Every process holds ONE listening connection (outside the ORM pool) and fans

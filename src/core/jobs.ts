@@ -64,7 +64,7 @@ export function intervalJob(
 export type SharedPeriod = (name: string, periodMs: number) => Promise<boolean>;
 
 /**
- * Once per period across every instance on the database (CONTRACT 15): a scheduled run first
+ * Once per period across every instance on the database: a scheduled run first
  * claims the period in job_runs, in one atomic statement, and only the instance whose claim
  * lands runs. "A period" is 90% of the interval, so that a timer firing a little early on its
  * next tick still finds it due. Between all instances the job runs at most about once per

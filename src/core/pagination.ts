@@ -4,7 +4,7 @@ import { AppError } from './errors';
 import { parseInput, positiveIntString, MAX_INT32 } from './validation';
 
 /**
- * The three list formats of SPEC 2.7 / CONTRACT 9, used by every list in the service.
+ * The three list formats (page, simple, cursor), used by every list in the service.
  *  - page:   count(*) + limit/offset; supports jumping to a page; not stable under inserts.
  *  - simple: limit+1/offset, no count; `hasMore` comes from the extra row.
  *  - cursor: keyset on id (`id < last` / `id > first`), one extra row for "more this way" and
@@ -84,7 +84,7 @@ export const listQuerySchema = z.object({
 
 export function listRequestFromQuery(query: unknown): ListRequest {
   const q = parseInput(listQuerySchema, query);
-  // A bad cursor is 422 in every format, as a bad `direction` is (CONTRACT 9), not only where it is used.
+  // A bad cursor is 422 in every format, as a bad `direction` is, not only where it is used.
   if (q.cursor) decodeCursor(q.cursor);
   return buildListRequest(q.paginate ?? 'page', q);
 }

@@ -19,7 +19,7 @@ export function parseInput<S extends ZodTypeAny>(schema: S, data: unknown): z.ou
 
 /**
  * Runs several parsers of one request's input and reports every field problem of all of them
- * in one 422 (CONTRACT 7: every problem listed), e.g. a bad `page` and a bad `author` together.
+ * in one 422 (every problem listed), e.g. a bad `page` and a bad `author` together.
  */
 export function parseAll<T extends unknown[]>(...parsers: { [K in keyof T]: () => T[K] }): T {
   const errors: FieldError[] = [];
@@ -70,7 +70,7 @@ export function parsePositiveInt(value: unknown): number | null {
   return n <= MAX_INT32 ? n : null;
 }
 
-/** Path ids that are not positive 32-bit integers answer the resource's own 404 (CONTRACT 7). */
+/** Path ids that are not positive 32-bit integers answer the resource's own 404. */
 export function parseId(value: unknown, notFoundMessage: string): number {
   const id = parsePositiveInt(value);
   if (id === null) throw AppError.notFound(notFoundMessage);

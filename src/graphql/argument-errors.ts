@@ -23,12 +23,12 @@ import type { Logger } from '../core/logger';
 import { ARGUMENT_RULES } from './argument-rules';
 
 /**
- * CONTRACT 12 / issue 8: a wrong-typed, null or missing argument answers like REST does,
+ * A wrong-typed, null or missing argument answers like REST does,
  * `Validation failed` + BAD_USER_INPUT + `extensions.errors: [{field, message}]`, instead of
  * graphql-js's own text.
  *
  * Why here, and not by declaring the arguments loosely (e.g. `JSON`) and letting zod decide in the
- * resolvers: CONTRACT 13 fixes the argument types (`title: String!`, `postId: Int!`), clients and
+ * resolvers: the schema fixes the argument types (`title: String!`, `postId: Int!`), clients and
  * codegen rely on them, and graphql-js checks them before any resolver runs. So graphql-js keeps
  * refusing, and this plugin rewrites its refusals. It needs the parsed document (to know which
  * argument a literal or a `$variable` feeds) and the raw variables, which formatError does not

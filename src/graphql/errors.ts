@@ -4,7 +4,7 @@ import { AppError, toAppError } from '../core/errors';
 import type { Logger } from '../core/logger';
 
 /**
- * The one place GraphQL turns errors into `errors[]` (CONTRACT 12): AppErrors keep their
+ * The one place GraphQL turns errors into `errors[]`: AppErrors keep their
  * message with their code; GraphQL's own parse/validation errors pass through; anything else
  * becomes INTERNAL_SERVER_ERROR with its message hidden. Argument values graphql-js refuses are
  * then merged into one `Validation failed` with field errors by argument-errors.ts, which needs the
@@ -45,12 +45,12 @@ const REQUEST_ERROR_CODES = new Set([
   'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED',
 ]);
 
-/** The codes of CONTRACT 12; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
-const CONTRACT_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
+/** The codes the service answers with; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
+const SERVICE_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
 
 function clientCode(code: unknown): string {
   if (code === undefined) return 'BAD_USER_INPUT';
-  if (typeof code === 'string' && CONTRACT_CODES.has(code)) return code;
+  if (typeof code === 'string' && SERVICE_CODES.has(code)) return code;
   // GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE,
   // PERSISTED_QUERY_NOT_FOUND / _NOT_SUPPORTED: all about what the client sent.
   return 'BAD_USER_INPUT';

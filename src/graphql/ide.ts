@@ -24,7 +24,7 @@ export const IDE_ASSET_ROUTE = '/graphql/assets/:file';
 // `#query=` in the address pre-fills the editor: a fragment never reaches the server.
 // Subscriptions go over graphql-ws (bundled in GraphiQL's build) to the same path; the Headers
 // tab's Authorization and x-tenant-id become the connection's `authorization` and `tenantId`
-// (CONTRACT 14), so one set of headers serves queries and subscriptions alike.
+// as on a WebSocket connection, so one set of headers serves queries and subscriptions alike.
 const INIT_JS = `(function () {
   var hash = new URLSearchParams(location.hash.slice(1));
   var wsUrl = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname;

@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 
 /**
- * Depth, cost, alias and account-mutation limits (CONTRACT 12), as graphql-js validation rules:
+ * Depth, cost, alias and account-mutation limits, as graphql-js validation rules:
  * Apollo runs them after parsing and before execution, so an abusive query costs one parse and
  * one walk, no SQL, no bcrypt, no mail.
  *
@@ -36,7 +36,7 @@ import {
 export const LIMITS = { maxDepth: 8, maxCost: 5000, listFactor: 10, maxAliases: 30, maxAccountMutations: 1 } as const;
 
 /**
- * Each of these spends a bcrypt hash, a mail or a token check: a document may hold one (CONTRACT 12),
+ * Each of these spends a bcrypt hash, a mail or a token check: a document may hold one,
  * or a single request could register 40 accounts and spend seconds of the shared bcrypt pool.
  */
 export const ACCOUNT_MUTATIONS: ReadonlySet<string> = new Set(['register', 'login', 'forgotPassword', 'resetPassword', 'verifyEmail', 'resendVerification']);
@@ -152,7 +152,7 @@ export const costLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisito
 });
 
 /**
- * Rejects a document using more than LIMITS.maxAliases aliases (CONTRACT 12). Counted over the
+ * Rejects a document using more than LIMITS.maxAliases aliases. Counted over the
  * whole document, as the contract says, and per occurrence as it would execute: an alias inside a
  * fragment counts once for every spread of that fragment, so fragments cannot hide aliases.
  */
@@ -173,7 +173,7 @@ export const aliasLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisit
 };
 
 /**
- * Rejects a document holding more than one account mutation (CONTRACT 12), wherever they stand:
+ * Rejects a document holding more than one account mutation, wherever they stand:
  * aliased, in fragments or inline fragments on Mutation, or in several operations of one document.
  * Counted by response key, so `{ login(...) { token } login(...) { user { id } } }`, which
  * graphql-js merges into one call, is one.

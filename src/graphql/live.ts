@@ -4,7 +4,7 @@ import type { ReceivedEvent } from '../core/events';
 import type { Logger } from '../core/logger';
 
 /**
- * This process's subscribers and the fan-out of events to them (CONTRACT 14).
+ * This process's subscribers and the fan-out of events to them.
  *
  * Subscribers are filed under a topic that holds everything deciding what they may see: the
  * post for `commentAdded`, the tenant for `tenantPostCreated` (posts and comments look the same

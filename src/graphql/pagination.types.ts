@@ -7,7 +7,7 @@ export enum DirectionEnum {
 }
 registerEnumType(DirectionEnum, { name: 'Direction' });
 
-/** `<Name>Page`: the page format of SPEC 2.7 for items of type `item`. */
+/** `<Name>Page`: the `page` list format (total and page numbers) for items of type `item`. */
 export function PageOf<T extends object>(item: ClassType<T>, name: string) {
   @ObjectType(name, { simpleResolvers: true })
   class Page {

@@ -2,7 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import { Kind } from 'graphql';
 import type { RequestContext } from '../core/context';
 
-/** Root query fields whose answers may be slightly stale: the post lists and details (CONTRACT 15). */
+/** Root query fields whose answers may be slightly stale: the post lists and details. */
 const STALE_READS_OK = new Set(['posts', 'postsSimple', 'postsCursor', 'post', '__typename']);
 
 /**

@@ -22,7 +22,8 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     // One operation per HTTP request: a batch would multiply the cost limit by its length.
     allowBatchedHttpRequests: false,
     // Authentication is by bearer header only, never cookies, so a cross-site request carries no
-    // credentials: CSRF prevention would only block plain `GET /graphql?query=` (CONTRACT 1).
+    // credentials: CSRF prevention would only block plain `GET /graphql?query=`, which the
+    // service offers on purpose.
     csrfPrevention: false,
     // main.ts owns the shutdown order (drain HTTP, stop GraphQL, close the ORM, stop PostgreSQL).
     stopOnTerminationSignals: false,
@@ -39,7 +40,7 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
       operationLogPlugin(),
       argumentErrorsPlugin<RequestContext>(opts.log),
       {
-        // CONTRACT 1: GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
+        // GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
         async requestDidStart() {
           return {
             // Apollo would run a subscription's resolver once, as a query field: they live on WebSocket.

@@ -29,7 +29,7 @@ import { formatError } from './errors';
 import { limitRules } from './limits';
 import { LiveHub, type Delivery, type LiveContext } from './live';
 
-/** CONTRACT 14: operations one connection may run at once. */
+/** Operations one connection may run at once. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 50;
 const GRAPHQL_PATH = '/graphql';
 
@@ -58,7 +58,7 @@ export interface SubscriptionServerOptions {
 }
 
 /**
- * The GraphQL WebSocket endpoint (CONTRACT 14). The caller is established at `connection_init`
+ * The GraphQL WebSocket endpoint (graphql-transport-ws). The caller is established at `connection_init`
  * exactly as an HTTP request's (buildRequestContext, the same token checks and tenant resolver);
  * each operation then gets a context of its own, like a request, and each delivered event
  * executes with the context the event's row was read through (graphql/live.ts).

@@ -15,7 +15,7 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Path segments that carry secrets: the verify-email token (CONTRACT 6: logs never show it). */
+/** Path segments that carry secrets: the verify-email token (logs never show it). */
 const SECRET_SEGMENTS: RegExp[] = [/^(\/auth\/verify-email\/)[^/]+/i, /^(\/auth\/reset-password\/)[^/]+/i];
 
 export function redactPath(path: string): string {

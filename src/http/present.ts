@@ -12,7 +12,7 @@ const snakeKey = (k: string) => {
 };
 
 /**
- * REST shows the same views as GraphQL with snake_case keys and ISO timestamps (CONTRACT 4).
+ * REST shows the same views as GraphQL with snake_case keys and ISO timestamps.
  * Views are plain objects built by each module's presenter, never entities.
  */
 export function snake(value: unknown): unknown {

@@ -19,7 +19,7 @@ export function jsonSchemaOf(schema: ZodTypeAny): Schema {
       const shape = (schema as unknown as { shape: Record<string, ZodTypeAny> }).shape;
       const properties = Object.fromEntries(Object.entries(shape).map(([key, value]) => [key, jsonSchemaOf(value)]));
       const required = Object.keys(shape).filter((key) => !shape[key].isOptional());
-      // Unknown fields are dropped, not refused (CONTRACT 7): no additionalProperties: false.
+      // Unknown fields are dropped, not refused: no additionalProperties: false.
       return { type: 'object', ...(required.length ? { required } : {}), properties };
     }
     case 'ZodString':

@@ -1,11 +1,14 @@
+import { parseInput } from '../core/validation';
+import { rejected, type InvalidRequest } from './examples';
+import { REQUEST_BODIES } from './request-bodies';
 import { paramRef, ref, type Operation, type Parameter, type Response, type Schema } from './types';
 
 const requestIdHeader = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
 
 const json = (schema: Schema, example?: unknown) => ({ 'application/json': example === undefined ? { schema } : { schema, example } });
 
-/** An error body whose message is one of `messages` (CONTRACT 7: `{message}`; 422 adds `errors`). */
-function errorResponse(status: number, messages: string[]): Response {
+/** An error body whose message is one of `messages` (`{message}`; a 422 adds `errors`, its example the operation's own). */
+function errorResponse(status: number, messages: string[], invalid?: Invalid): Response {
   const message = { type: 'string', enum: messages };
   const schema: Schema =
     status === 422
@@ -14,7 +17,7 @@ function errorResponse(status: number, messages: string[]): Response {
   const response: Response = {
     description: messages.map((m) => `\`${m}\``).join(', '),
     headers: { ...requestIdHeader },
-    content: json(schema, status === 422 ? { message: messages[0], errors: [{ field: 'title', message: 'title must be at least 1 character' }] } : { message: messages[0] }),
+    content: json(schema, status === 422 ? invalid!.answer : { message: messages[0] }),
   };
   if (status === 429) response.headers!['Retry-After'] = { description: 'seconds until the caller may try again', schema: { type: 'integer', minimum: 1 } };
   return response;
@@ -34,7 +37,24 @@ export interface OperationSpec {
   success: { status: number; description: string; schema: Schema; example?: unknown; contentType?: string; alsoHtml?: boolean };
   /** Status → the messages that status can carry on this operation. */
   errors?: Record<number, string[]>;
+  /**
+   * A wrong request of this operation, for its 422 example: `{ body }` alone when the body is what
+   * is wrong (parsed here by the body's zod input, as the route parses it), or
+   * `rejected(request, parse)` with the route's own parsing (examples.ts).
+   */
+  invalid?: InvalidRequest | Invalid;
 }
+
+type Invalid = ReturnType<typeof rejected>;
+
+/**
+ * Operation id → the wrong request behind its 422 example: test/openapi-examples.test.ts sends
+ * each to a running service and expects the example as the answer.
+ */
+export const INVALID_REQUESTS = new Map<string, Invalid>();
+
+/** The component name of a request body `ref`. */
+const bodyName = (body: Schema) => String(body.$ref).split('/').pop()!;
 
 /** One documented operation: its success answer, every error with its messages, and the request id header. */
 export function operation(spec: OperationSpec): Operation {
@@ -50,24 +70,30 @@ export function operation(spec: OperationSpec): Operation {
   // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
   if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
   const errors = { ...spec.errors };
-  // Any request may carry a body, and it is read before the route runs (CONTRACT 7 precedence).
+  // Any request may carry a body, and it is read before the route runs (a 400 comes before 401, 404, 403 and 422).
   errors[400] = [...new Set([...(errors[400] ?? []), ...BODY_400])];
   errors[413] = ['Payload too large'];
   if (spec.body && spec.validates !== false) errors[422] = errors[422] ?? ['Validation failed'];
+  let invalid: Invalid | undefined;
+  if (errors[422]) {
+    if (!spec.invalid) throw new Error(`operation ${spec.id}: a 422 needs \`invalid\`, the wrong request its example answers`);
+    invalid = 'answer' in spec.invalid ? spec.invalid : rejected(spec.invalid, (r) => parseInput(REQUEST_BODIES[bodyName(spec.body!)].input, r.body));
+    INVALID_REQUESTS.set(spec.id, invalid);
+  }
   for (const [status, messages] of Object.entries(errors).sort(([a], [b]) => Number(a) - Number(b))) {
-    responses[status] = errorResponse(Number(status), messages);
+    responses[status] = errorResponse(Number(status), messages, invalid);
   }
   const op: Operation = { operationId: spec.id, summary: spec.summary, tags: [spec.tag], responses };
   if (spec.description) op.description = spec.description;
   if (spec.auth) op.security = [{ bearerAuth: [] }];
   if (spec.params?.length) op.parameters = spec.params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
-  if (spec.body) op.requestBody = { required: true, content: json(spec.body) };
+  if (spec.body) op.requestBody = { required: true, content: json(spec.body, REQUEST_BODIES[bodyName(spec.body)]?.example) };
   return op;
 }
 
 const BODY_400 = ['Malformed JSON', 'Malformed request body', 'Unsupported content encoding'];
 
-/** The 401 messages of the authenticate step (SPEC 5.2). */
+/** The 401 messages of the authenticate step: no token, a token that fails its checks, a token of a deleted user. */
 export const AUTH_401 = ['Unauthenticated', 'Invalid token', 'User not found'];
 /** Every route that reads the database answers 503 while it is unreachable. */
 export const DB_503 = { 503: ['Service unavailable'] };

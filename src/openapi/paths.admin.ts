@@ -1,6 +1,8 @@
+import { listRequestFromQuery } from '../core/pagination';
 import { listOf } from './schemas';
 import { LIST_PARAMS } from './parameters';
 import { AUTH_401, DB_503, operation } from './operation';
+import { adminUserExample, pageExample, rejected, userExample } from './examples';
 import { ref, type Paths } from './types';
 
 const GUARD = { 401: AUTH_401, 403: ['Forbidden'] };
@@ -15,8 +17,9 @@ export const adminPaths: Paths = {
       description: 'By id ascending, 20 per page (soft-deleted users excluded). The response format follows `paginate`.',
       auth: true,
       params: LIST_PARAMS,
-      success: { status: 200, description: 'A page of users in the requested format', schema: listOf('User') },
+      success: { status: 200, description: 'A page of users in the requested format', schema: listOf('User'), example: pageExample([userExample, adminUserExample], 20, 2) },
       errors: { ...GUARD, 422: ['Validation failed'], ...DB_503 },
+      invalid: rejected({ query: { paginate: 'cursor', direction: 'up' } }, ({ query }) => listRequestFromQuery(query)),
     }),
   },
   '/admin/users/{id}': {
@@ -38,7 +41,7 @@ export const adminPaths: Paths = {
       summary: 'Restore a soft-deleted user',
       auth: true,
       params: ['UserId'],
-      success: { status: 200, description: 'The restored user', schema: ref('User') },
+      success: { status: 200, description: 'The restored user', schema: ref('User'), example: userExample },
       errors: { ...GUARD, 404: ['User not found'], ...DB_503 },
     }),
   },

@@ -1,9 +1,9 @@
 import { AUTH_401, DB_503, operation } from './operation';
+import { tokenExample, userExample } from './examples';
 import { ref, type Paths } from './types';
 
 const RATE = { 429: ['Too many requests'] };
 const msg = (text: string) => ({ schema: ref('Message'), example: { message: text } });
-const userExample = { id: 1, name: 'Ada', email: 'ada@example.com', role: 'user', email_verified_at: null, created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:00.000Z' };
 
 /** /auth/*: every one shares the per-IP budget AUTH_RATE_LIMIT_PER_MINUTE (429 with Retry-After). */
 export const authPaths: Paths = {
@@ -14,8 +14,9 @@ export const authPaths: Paths = {
       summary: 'Register',
       description: 'Creates a user with role `user` and emails a verification link. `role` and other unknown fields are ignored.',
       body: ref('RegisterInput'),
-      success: { status: 201, description: 'The new user and an access token', schema: ref('AuthResult'), example: { user: userExample, token: 'eyJhbGciOiJIUzI1NiJ9…' } },
+      success: { status: 201, description: 'The new user and an access token', schema: ref('AuthResult'), example: { user: userExample, token: tokenExample } },
       errors: { 422: ['Validation failed', 'Email already taken'], ...RATE, ...DB_503 },
+      invalid: { body: { name: ' ', email: 'ada@example', password: 'short' } },
     }),
   },
   '/auth/login': {
@@ -23,10 +24,12 @@ export const authPaths: Paths = {
       id: 'login',
       tag: 'auth',
       summary: 'Log in',
-      description: 'Email matches case-insensitively. After 10 failures for one email from one IP within 15 minutes, that pair gets 429 until the window passes.',
+      description:
+        'Email matches case-insensitively. A wrong email or password is 401 `Invalid credentials`; a missing, empty or non-string `email` or `password` is 422 (`email is required`, `password must be a string`, ...). After 10 failures for one email from one IP within 15 minutes, that pair gets 429 until the window passes.',
       body: ref('LoginInput'),
-      success: { status: 200, description: 'The user and an access token (7 days)', schema: ref('AuthResult'), example: { user: userExample, token: 'eyJhbGciOiJIUzI1NiJ9…' } },
+      success: { status: 200, description: 'The user and an access token (7 days)', schema: ref('AuthResult'), example: { user: userExample, token: tokenExample } },
       errors: { 401: ['Invalid credentials'], ...RATE, ...DB_503 },
+      invalid: { body: { email: '' } },
     }),
   },
   '/auth/forgot-password': {
@@ -38,6 +41,7 @@ export const authPaths: Paths = {
       body: ref('ForgotPasswordInput'),
       success: { status: 200, description: 'Always the same message', ...msg('If that email exists, a link was sent.') },
       errors: { ...RATE, ...DB_503 },
+      invalid: { body: { email: 'ada at example.com' } },
     }),
   },
   '/auth/reset-password': {
@@ -49,6 +53,7 @@ export const authPaths: Paths = {
       body: ref('ResetPasswordInput'),
       success: { status: 200, description: 'Password changed', ...msg('Password reset successfully') },
       errors: { 400: ['Invalid or expired token', 'User not found'], ...RATE, ...DB_503 },
+      invalid: { body: { token: '', password: 'short' } },
     }),
   },
   '/auth/verify-email/{token}': {
@@ -81,6 +86,24 @@ export const authPaths: Paths = {
       auth: true,
       success: { status: 200, description: 'The bare user object', schema: ref('User'), example: userExample },
       errors: { 401: AUTH_401, ...RATE, ...DB_503 },
+    }),
+  },
+  '/reset-password': {
+    get: operation({
+      id: 'resetPasswordPage',
+      tag: 'auth',
+      summary: 'The page the reset link of the mail opens',
+      description: 'A small HTML page (no outside assets) that reads the secret from the fragment (`#token=...`, never sent to a server), asks for the new password and calls `POST /auth/reset-password`, showing its message. A frontend with its own page points `APP_URL` there instead.',
+      success: { status: 200, description: 'HTML page', schema: { type: 'string' }, contentType: 'text/html' },
+    }),
+  },
+  '/verify-email': {
+    get: operation({
+      id: 'verifyEmailPage',
+      tag: 'auth',
+      summary: 'The page the verification link of the mail opens',
+      description: 'A small HTML page (no outside assets) that reads the token from the fragment (`#token=...`) and calls `POST /auth/verify-email/{token}`, showing its message.',
+      success: { status: 200, description: 'HTML page', schema: { type: 'string' }, contentType: 'text/html' },
     }),
   },
 };

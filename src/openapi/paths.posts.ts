@@ -1,6 +1,10 @@
+import { listRequestFromQuery } from '../core/pagination';
+import { parseAll, parseInput } from '../core/validation';
+import { postFiltersInput } from '../modules/post/post.inputs';
 import { listOf } from './schemas';
 import { LIST_PARAMS } from './parameters';
 import { AUTH_401, DB_503, operation } from './operation';
+import { commentedPostExample, commentExample, newPostExample, pageExample, publishedPostExample, rejected } from './examples';
 import { ref, type Paths } from './types';
 
 const OWNER = { 401: AUTH_401, 404: ['Post not found'], 403: ['Forbidden'] };
@@ -14,8 +18,10 @@ export const postPaths: Paths = {
       summary: 'List posts',
       description: 'Newest first (created_at, then id), 10 per page, each with its author, comments (oldest first) and comment count. The response format follows `paginate`.',
       params: [...LIST_PARAMS, 'Published', 'Author'],
-      success: { status: 200, description: 'A page of posts in the requested format', schema: listOf('Post') },
+      success: { status: 200, description: 'A page of posts in the requested format', schema: listOf('Post'), example: pageExample([commentedPostExample], 10, 1) },
       errors: { 422: ['Validation failed'], ...DB_503 },
+      // As GET /posts parses its query: the filters and the paging together, every problem listed.
+      invalid: rejected({ query: { page: '0', published: 'maybe' } }, ({ query }) => parseAll(() => parseInput(postFiltersInput, query), () => listRequestFromQuery(query))),
     }),
     post: operation({
       id: 'createPost',
@@ -24,8 +30,9 @@ export const postPaths: Paths = {
       description: 'Unpublished; the slug comes from the title (`-2`, `-3`, … when taken); the author is the caller.',
       auth: true,
       body: ref('PostInput'),
-      success: { status: 201, description: 'The created post', schema: ref('Post') },
+      success: { status: 201, description: 'The created post', schema: ref('Post'), example: newPostExample },
       errors: { 401: AUTH_401, ...DB_503 },
+      invalid: { body: { title: ' ', body: '' } },
     }),
   },
   '/posts/{id}': {
@@ -34,7 +41,7 @@ export const postPaths: Paths = {
       tag: 'posts',
       summary: 'One post',
       params: ['PostId'],
-      success: { status: 200, description: 'The post with its author and comments', schema: ref('Post') },
+      success: { status: 200, description: 'The post with its author and comments', schema: ref('Post'), example: commentedPostExample },
       errors: { 404: ['Post not found'], ...DB_503 },
     }),
     delete: operation({
@@ -56,7 +63,7 @@ export const postPaths: Paths = {
       description: `${OWNER_NOTE} Publishing a published post returns it unchanged.`,
       auth: true,
       params: ['PostId'],
-      success: { status: 200, description: 'The post, published', schema: ref('Post') },
+      success: { status: 200, description: 'The post, published', schema: ref('Post'), example: publishedPostExample },
       errors: { ...OWNER, ...DB_503 },
     }),
   },
@@ -68,7 +75,7 @@ export const postPaths: Paths = {
       description: `${OWNER_NOTE} Looked up including trashed posts; an active post is returned unchanged.`,
       auth: true,
       params: ['PostId'],
-      success: { status: 200, description: 'The restored post', schema: ref('Post') },
+      success: { status: 200, description: 'The restored post', schema: ref('Post'), example: commentedPostExample },
       errors: { ...OWNER, ...DB_503 },
     }),
   },
@@ -81,8 +88,9 @@ export const postPaths: Paths = {
       auth: true,
       params: ['PostId'],
       body: ref('CommentInput'),
-      success: { status: 201, description: 'The created comment', schema: ref('Comment') },
+      success: { status: 201, description: 'The created comment', schema: ref('Comment'), example: commentExample },
       errors: { 401: AUTH_401, 404: ['Post not found'], ...DB_503 },
+      invalid: { body: { body: '' } },
     }),
   },
 };

@@ -1,6 +1,8 @@
+import { listRequestFromQuery } from '../core/pagination';
 import { listOf } from './schemas';
 import { LIST_PARAMS } from './parameters';
 import { AUTH_401, DB_503, operation } from './operation';
+import { commentedPostExample, pageExample, rejected, trashedPostExample } from './examples';
 import { ref, type Paths } from './types';
 
 const GUARD = { 401: AUTH_401, 403: ['Forbidden'] };
@@ -15,8 +17,9 @@ export const trashPaths: Paths = {
       description: `${ROLE} Most recently trashed first (deleted_at, then id), 20 per page. The response format follows \`paginate\`.`,
       auth: true,
       params: LIST_PARAMS,
-      success: { status: 200, description: 'A page of trashed posts in the requested format', schema: listOf('Post') },
+      success: { status: 200, description: 'A page of trashed posts in the requested format', schema: listOf('Post'), example: pageExample([trashedPostExample], 20, 1) },
       errors: { ...GUARD, 422: ['Validation failed'], ...DB_503 },
+      invalid: rejected({ query: { paginate: 'all' } }, ({ query }) => listRequestFromQuery(query)),
     }),
     delete: operation({
       id: 'purgeTrash',
@@ -48,7 +51,7 @@ export const trashPaths: Paths = {
       description: ROLE,
       auth: true,
       params: ['PostId'],
-      success: { status: 200, description: 'The restored post', schema: ref('Post') },
+      success: { status: 200, description: 'The restored post', schema: ref('Post'), example: commentedPostExample },
       errors: { ...GUARD, 404: ['Not in trash'], ...DB_503 },
     }),
   },

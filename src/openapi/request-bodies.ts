@@ -34,17 +34,32 @@ const trimmed = (what: string) => ({ description: `${what}; counted after trimmi
 const email = { description: 'trimmed and lower-cased; unique case-insensitively' };
 const IGNORED = 'Other fields (user_id, published, slug, ...) are ignored.';
 
-/** Component name → the zod input behind it and the schema documented for it. */
-export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schema }> = Object.fromEntries(
+/**
+ * Component name → the zod input behind it, the schema documented for it and an example body
+ * (shown by Swagger UI; test/openapi-examples.test.ts checks zod accepts each).
+ */
+export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schema; example: Record<string, unknown> }> = Object.fromEntries(
   Object.entries({
-    RegisterInput: [registerInput, { properties: { name: trimmed('1–255 characters'), email, password: passwordBytes } }],
-    LoginInput: [loginInput, { description: 'Only presence and type are checked: a wrong password of any length is 401.', properties: { email: { description: 'matched case-insensitively' } } }],
-    ForgotPasswordInput: [forgotPasswordInput, { properties: { email: { description: 'the answer is the same whether or not the email exists' } } }],
-    ResetPasswordInput: [resetPasswordInput, { properties: { token: { description: 'the 64-hex secret from the email' }, password: passwordBytes } }],
-    PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }],
-    CommentInput: [createCommentInput, { properties: { body: trimmed('1–10,000 characters') } }],
-    TenantPostInput: [createTenantPostInput, { description: '`tenant_id` comes from the header; other fields are ignored.', properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }],
-  } satisfies Record<string, [AnyZodObject, Notes]>).map(([name, [input, notes]]) => [name, { input, schema: body(input, notes) }]),
+    RegisterInput: [registerInput, { properties: { name: trimmed('1–255 characters'), email, password: passwordBytes } }, { name: 'Ada', email: 'ada@example.com', password: 'correct horse battery' }],
+    LoginInput: [
+      loginInput,
+      { description: 'Only presence and type are checked (a missing, empty or non-string field is 422): a wrong password of any length is 401.', properties: { email: { description: 'matched case-insensitively' } } },
+      { email: 'ada@example.com', password: 'correct horse battery' },
+    ],
+    ForgotPasswordInput: [forgotPasswordInput, { properties: { email: { description: 'the answer is the same whether or not the email exists' } } }, { email: 'ada@example.com' }],
+    ResetPasswordInput: [
+      resetPasswordInput,
+      { properties: { token: { description: 'the 64-hex secret from the email' }, password: passwordBytes } },
+      { token: '5f2b9c0d1e4a7b3c6d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e', password: 'a new long passphrase' },
+    ],
+    PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }, { title: 'Hello, world', body: 'My first post.' }],
+    CommentInput: [createCommentInput, { properties: { body: trimmed('1–10,000 characters') } }, { body: 'Welcome!' }],
+    TenantPostInput: [
+      createTenantPostInput,
+      { description: '`tenant_id` comes from the header; other fields are ignored.', properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } },
+      { title: 'Acme news', body: 'Only tenant 1 sees this.' },
+    ],
+  } satisfies Record<string, [AnyZodObject, Notes, Record<string, unknown>]>).map(([name, [input, notes, example]]) => [name, { input, schema: body(input, notes), example }]),
 );
 
 export const requestBodySchemas: Record<string, Schema> = Object.fromEntries(Object.entries(REQUEST_BODIES).map(([name, { schema }]) => [name, schema]));

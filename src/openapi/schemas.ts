@@ -1,7 +1,7 @@
 import { requestBodySchemas } from './request-bodies';
 import { ref, type Schema } from './types';
 
-/** The JSON shapes of CONTRACT 4 (snake_case records, camelCase pagination keys of SPEC 2.7). */
+/** The REST JSON shapes: snake_case records, camelCase pagination keys. */
 const timestamp: Schema = { type: 'string', format: 'date-time', description: 'ISO-8601 UTC' };
 const nullableTimestamp: Schema = { type: ['string', 'null'], format: 'date-time', description: 'ISO-8601 UTC, or null' };
 const id: Schema = { type: 'integer', minimum: 1 };
@@ -15,7 +15,7 @@ const object = (properties: Record<string, Schema>, description?: string): Schem
   additionalProperties: false,
 });
 
-/** page / simple / cursor result of one record type (SPEC 2.7, CONTRACT 4 and 9). */
+/** page / simple / cursor result of one record type. */
 function pages(item: string): Record<string, Schema> {
   const data = { type: 'array', items: ref(item) };
   return {

@@ -22,7 +22,7 @@ export interface Operation {
   tags: string[];
   security?: Record<string, string[]>[];
   parameters?: (Parameter | { $ref: string })[];
-  requestBody?: { required: boolean; content: Record<string, { schema: Schema }> };
+  requestBody?: { required: boolean; content: Record<string, { schema: Schema; example?: unknown }> };
   responses: Record<string, Response>;
 }
 

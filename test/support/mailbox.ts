@@ -2,14 +2,17 @@ import { SMTPServer } from 'smtp-server';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { AddressInfo } from 'node:net';
 
+/** A mail as parsed, with `source`: the message exactly as the SMTP client sent it (headers and body). */
+export type ReceivedMail = ParsedMail & { source: string };
+
 export interface Mailbox {
   port: number;
   url: string;
-  messages: ParsedMail[];
+  messages: ReceivedMail[];
   /** Mails to `to` (optionally with `subject`) received so far. */
-  to(to: string, subject?: string): ParsedMail[];
+  to(to: string, subject?: string): ReceivedMail[];
   /** Waits until `count` mails match, then returns them. */
-  waitFor(to: string, subject: string | undefined, count?: number, timeoutMs?: number): Promise<ParsedMail[]>;
+  waitFor(to: string, subject: string | undefined, count?: number, timeoutMs?: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
 
@@ -19,7 +22,7 @@ export interface Mailbox {
  * are mid-queue; a sender that dies during the delay has delivered nothing.
  */
 export async function startMailbox(port = 0, opts: { rcptDelayMs?: number } = {}): Promise<Mailbox> {
-  const messages: ParsedMail[] = [];
+  const messages: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -29,12 +32,18 @@ export async function startMailbox(port = 0, opts: { rcptDelayMs?: number } = {}
       else callback();
     },
     onData(stream, _session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          messages.push(mail);
-          callback();
-        })
-        .catch(callback);
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', callback);
+      stream.on('end', () => {
+        const source = Buffer.concat(chunks);
+        simpleParser(source)
+          .then((mail) => {
+            messages.push(Object.assign(mail, { source: source.toString('utf8') }));
+            callback();
+          })
+          .catch(callback);
+      });
     },
   });
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { bodyObject, text } from '../../core/validation';
 
 /**
- * Account inputs (CONTRACT 7), shared by REST bodies and GraphQL arguments. Unknown fields are
+ * Account inputs, shared by REST bodies and GraphQL arguments. Unknown fields are
  * dropped (zod's default), so `role` can never arrive through a body.
  */
 const str = (label: string) => z.string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` });

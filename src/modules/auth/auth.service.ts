@@ -24,7 +24,7 @@ export const MESSAGES = {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-/** CONTRACT 6: 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour (sliding windows). */
+/** 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour (sliding windows). */
 export const LOGIN_FAILURES_ALLOWED = 10;
 const LOGIN_WINDOW_MS = 15 * MINUTE;
 export const MAILS_PER_HOUR = 5;
@@ -38,7 +38,7 @@ export interface AuthResult {
 }
 
 /**
- * Registration, login, password reset and email verification (SPEC 4.1, CONTRACT 5-7).
+ * Registration, login, password reset and email verification.
  * Every operation first spends the caller's per-IP budget, then parses its raw input, so
  * malformed requests count against the budget too and both surfaces behave alike.
  */

@@ -73,7 +73,7 @@ export class TokenService {
     return p && p.purpose === VERIFY_PURPOSE && isId(p.id) ? p.id : null;
   }
 
-  /** SPEC 5.2 in order: no token → null (the caller decides on 401), bad token, unknown user, revoked. */
+  /** The authentication checks in order: no token → null (the caller decides on 401), bad token, unknown user, revoked. */
   async authenticate(ctx: ReadContext, authorization: string | undefined): Promise<Actor | null> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) return null;

@@ -6,6 +6,7 @@ import type { Config } from '../../config/config';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { OutboxMail } from './mail.entity';
+import { plainTextMessage } from './plain-text';
 
 export interface MailMessage {
   to: string;
@@ -25,7 +26,7 @@ const KEEP_SENT_MS = 24 * 60 * 60_000;
 const CLEANUP_EVERY_MS = 10 * 60_000;
 
 /**
- * The outbox (CONTRACT 11): `enqueue` writes the message in the caller's unit of work, so it
+ * The outbox: `enqueue` writes the message in the caller's unit of work, so it
  * is committed with the change that caused it; the worker sends it afterwards, retrying with
  * exponential backoff until the SMTP server accepts it. A send never affects an HTTP answer.
  */
@@ -106,7 +107,7 @@ export class MailService {
   }
 
   /**
-   * Exactly once across instances (CONTRACT 15). One transaction per message: the row is claimed
+   * Exactly once across instances, however many share the database. One transaction per message: the row is claimed
    * with `FOR UPDATE SKIP LOCKED` (no other worker, here or on another instance, can take it
    * while we hold it), sent, and marked sent in the same transaction. An instance that dies
    * while holding a row releases it at once (PostgreSQL rolls the transaction back when the
@@ -138,7 +139,8 @@ export class MailService {
 
   private async deliver(trx: Knex.Transaction, row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
     try {
-      const info = await this.transport.sendMail({ from: this.config.mailFrom, to: row.to, subject: row.subject, text: row.text });
+      // The body as written (plain-text.ts): a token or a link is never cut by a transfer encoding.
+      const info = await this.transport.sendMail(plainTextMessage({ from: this.config.mailFrom, to: row.to, subject: row.subject, text: row.text }, this.toFiles ? '\n' : '\r\n'));
       if (this.toFiles) {
         const dir = join(this.config.dataDir, 'mail');
         mkdirSync(dir, { recursive: true });

@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import type { User } from '../user/user.entity';
 
-/** The `user` embedded in posts and comments (CONTRACT 4): public, so id and name only. */
+/** The `user` embedded in posts and comments: public, so id and name only (never the email). */
 export interface AuthorView {
   id: number;
   name: string;

@@ -11,7 +11,7 @@ export class Post extends BaseEntity {
   /**
    * `filters` stops MikroORM from auto-joining users to apply their softDelete filter to every
    * post query (autoJoinRefsForFilters): a soft-deleted author hides nothing, the post shows
-   * `user: null` instead (CONTRACT 4), and post lists stay single-table scans.
+   * `user: null` instead, and post lists stay single-table scans.
    */
   @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index', filters: { softDelete: false } })
   user!: Rel<User>;

@@ -13,7 +13,7 @@ const FALSY = ['false', '0', 'no', 'off'];
 /**
  * The list filters of GET /posts and the GraphQL post lists. REST gives strings, GraphQL gives a
  * Boolean and an Int; both go through this one schema. `published` true filters by the published
- * scope, false does not filter (CONTRACT 7).
+ * scope, false does not filter; any other value is a 422.
  */
 export const postFiltersInput = z.object({
   published: z

@@ -8,7 +8,7 @@ import { presentPost, type PostView } from './post.types';
 import { Post } from './post.entity';
 import type { RequestContext } from '../../core/context';
 
-/** A post as REST shows it everywhere (CONTRACT 4): with author, comments and their count, snake_cased. */
+/** A post as REST shows it everywhere: with author, comments and their count, snake_cased. */
 export async function postJson(ctx: RequestContext, post: Post | PostView): Promise<unknown> {
   return snake(await fullPost(ctx, post instanceof Post ? presentPost(post) : post));
 }

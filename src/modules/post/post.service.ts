@@ -23,8 +23,8 @@ export const POST_NOT_FOUND = 'Post not found';
 const SLUG_LOCK_SPACE = 4711;
 
 /**
- * The blog's rules (SPEC 4.2, CONTRACT 5 and 8). Ids and bodies arrive raw and are checked here
- * in the contract's order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
+ * The blog's rules (who may do what, slugs, trash). Ids and bodies arrive raw and are checked here
+ * in one order: 401 (authentication) → 404 (existence) → 403 (ownership) → 422 (input).
  */
 export class PostService {
   /**
@@ -52,7 +52,7 @@ export class PostService {
   }
 
   /**
-   * Slugs are unique across active and trashed posts (CONTRACT 8). Creates of one base slug take
+   * Slugs are unique across active and trashed posts. Creates of one base slug take
    * a transaction-scoped advisory lock on it, so they queue instead of racing for the same next
    * slug: any number of concurrent creates with one title succeed, one after the other.
    * A different title can still produce our candidate (`a-2` is both "A" taken twice and "A 2"),
@@ -85,7 +85,7 @@ export class PostService {
     }
   }
 
-  /** Publishing a published post returns it unchanged (CONTRACT 8); a trashed post is not found. */
+  /** Publishing a published post returns it unchanged; a trashed post is not found. */
   async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
     const { post } = await this.transition(ctx, rawId, false, (post) => {
       if (post.published && post.publishedAt) return false;

@@ -1,8 +1,8 @@
-/** CONTRACT 8's cap; the column holds 255, so a longer slug would be stored without complaint. */
+/** The slug rule's cap; the column holds 255, so a longer slug would be stored without complaint. */
 export const SLUG_MAX = 200;
 
 /**
- * CONTRACT 8: lower-case ASCII, accents folded (NFKD, combining marks dropped), every run of
+ * The slug rule: lower-case ASCII, accents folded (NFKD, combining marks dropped), every run of
  * other characters becomes one `-`, trimmed of dashes, at most 200 characters, `post` if empty.
  */
 export function slugify(title: string): string {

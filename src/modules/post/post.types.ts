@@ -4,7 +4,7 @@ import type { Post } from './post.entity';
 import type { AuthorView } from './author.types';
 import type { CommentFullView } from '../comment/comment.types';
 
-/** A post without its embeds (CONTRACT 4); embeds come from the loaders in post.loaders.ts. */
+/** A post without its embeds (author, comments, count); embeds come from the loaders in post.loaders.ts. */
 export interface PostView {
   id: number;
   userId: number;

@@ -4,7 +4,7 @@ import type { TenantFilterParams } from '../../core/context';
 
 @Entity({ tableName: 'tenant_posts' })
 // Every read is limited to the request's tenant, which its fork carries as this filter's parameters
-// (core/context.ts requestFork); with no tenant the filter adds nothing (SPEC 4.4 rule 4), which is
+// (core/context.ts requestFork); with no tenant the filter adds nothing, which is
 // why the tenant routes require one before they read. `args: false`: MikroORM would otherwise throw
 // "No arguments provided for filter 'tenant'" on a fork without a tenant (admin routes, jobs).
 @Filter({

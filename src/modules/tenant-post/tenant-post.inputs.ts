@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { bodyObject, text } from '../../core/validation';
 
 /**
- * The one schema for creating a tenant post, used by REST and GraphQL alike (CONTRACT 7).
+ * The one schema for creating a tenant post, used by REST and GraphQL alike.
  * `tenant_id` is not a field: unknown keys are dropped, the tenant comes from the request.
  */
 export const createTenantPostInput = bodyObject({

@@ -2,7 +2,7 @@ import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { snake } from '../../http/present';
 import type { Services } from '../services';
 
-/** REST side of tenant posts, under /tenant (CONTRACT 1); plain arrays, no pagination (CONTRACT 9). */
+/** REST side of tenant posts, under /tenant (the blog owns /posts); plain arrays, no pagination. */
 export function tenantPostRoutes(services: Services): RouteDef[] {
   const svc = services.tenantPosts;
   return [

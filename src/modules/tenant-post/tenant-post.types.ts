@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import type { TenantPost } from './tenant-post.entity';
 
-/** What leaves the service about a tenant post (CONTRACT 4); REST sends it snake_cased. */
+/** What leaves the service about a tenant post; REST sends it snake_cased. */
 export interface TenantPostView {
   id: number;
   tenantId: number;

@@ -18,7 +18,7 @@ const TRASHED = { deletedAt: { $ne: null } } as const;
 /** Lifts the softDelete filter by name: the trash reads exactly the rows it hides elsewhere. */
 const WITH_TRASHED = { softDelete: false } as const;
 
-/** Role moderator or admin for everything here, checked before any lookup (CONTRACT 5). */
+/** Role moderator or admin for everything here, checked before any lookup (403 before 404). */
 export class TrashService {
   /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
   async list<S extends PostShape = 'view'>(ctx: RequestContext, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
@@ -62,7 +62,7 @@ export class TrashService {
   }
 
   /**
-   * Every trashed post, deleted one by one (SPEC 4.3); counts only the rows this call removed.
+   * Every trashed post, deleted one by one; counts only the rows this call removed.
    * Each delete re-checks that its row is still trashed, so a post restored after the list was
    * read stays, uncounted, and its restore's 200 holds.
    */

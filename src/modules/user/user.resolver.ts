@@ -15,7 +15,7 @@ export class UserResolver {
 
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: { page?: number | null; cursor?: string | null; direction?: DirectionEnum | null }): Promise<ListResult<UserView>> {
     await this.services.users.assertAdmin(ctx);
-    // path as on the other lists' GraphQL fields (CONTRACT 9: the request path)
+    // path as on the other lists' GraphQL fields (`path` is the request path)
     return this.services.users.list(ctx, buildListRequest(kind, args), '/graphql');
   }
 

@@ -12,7 +12,7 @@ export const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
 
 /**
- * User administration (CONTRACT 5): admins list, soft-delete and restore accounts. The role
+ * User administration: admins list, soft-delete and restore accounts. The role
  * is checked before anything is looked up, so non-admins learn nothing about which ids exist.
  */
 export class UserService {

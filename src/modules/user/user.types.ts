@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import type { Role } from './user.entity';
 
-/** What leaves the service about a user (CONTRACT 4). The entity itself is never serialised. */
+/** What leaves the service about a user (never the password). The entity itself is never serialised. */
 export interface UserView {
   id: number;
   name: string;
@@ -21,7 +21,7 @@ export interface Actor extends UserView {
   tokenVersion: number;
 }
 
-/** Moderators and admins may act on others' posts (SPEC 2.6). */
+/** Moderators and admins may act on others' posts. */
 export const canModerate = (actor: Pick<Actor, 'role'>) => actor.role === 'admin' || actor.role === 'moderator';
 
 export function presentUser(u: UserView): UserView {

@@ -1,0 +1,189 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freshCopy, npmStart, stopLeftovers, waitUntil, type Copy, type Started } from './support/npm-start';
+
+/**
+ * What a newcomer pastes from the docs, run as pasted against `npm start` in a fresh copy of the
+ * project on a fresh data directory: docs/api.md's curl tour, once on the empty database and once
+ * more after `npm run seed` (which must name the URL the service really listens on), and the
+ * README's subscription client on Node 20.
+ *
+ * The tour marks the status each step prints with a comment after it, `# → 201`, or
+ * `# → 201 (11 times)` after a loop; `req` prints `→ <status>` on stderr for every request. The
+ * one change made to the block is its first line, the service's address (the port is the system's
+ * choice here, as other tests run beside this one).
+ */
+const root = join(__dirname, '..');
+const API_LINE = 'API=http://localhost:3000';
+
+/** The tour's shell block and the statuses its markers promise, in order. */
+export function tourOf(markdown: string): { script: string; expected: number[] } {
+  const section = markdown.slice(markdown.indexOf('## A tour with curl'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n## ', 3)))?.[1];
+  if (!block) throw new Error('docs/api.md: no ```sh block under "## A tour with curl"');
+  const expected = [...block.matchAll(/#\s*→\s*(\d{3})(?:\s*\((\d+) times\))?\s*$/gm)].flatMap((m) => Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])));
+  return { script: block, expected };
+}
+
+function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    // Decoded as a stream: a chunk may end inside a character (→ is three bytes).
+    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+const docs = readFileSync(join(root, 'docs', 'api.md'), 'utf8');
+const tour = tourOf(docs);
+
+let copy: Copy;
+let server: Started;
+let url: string;
+const env = () => ({ ...process.env, NODE_ENV: 'development', DATA_DIR: copy.dataDir, DATABASE_URL: '', JWT_SECRET: '', LOG_LEVEL: 'info' });
+
+beforeAll(async () => {
+  copy = freshCopy('tour');
+  server = npmStart(copy);
+  await server.ready;
+  url = `http://localhost:${server.port()}`;
+}, 120_000);
+
+afterAll(async () => {
+  if (server && server.npm.exitCode === null) {
+    server.npm.kill('SIGTERM');
+    await server.exited;
+  }
+  if (copy) {
+    await stopLeftovers(copy);
+    copy.remove();
+  }
+}, 60_000);
+
+/** Runs the tour as pasted into a shell; every step's printed status, and what else it wrote. */
+async function runTour() {
+  expect(tour.script.split('\n')).toContain(API_LINE);
+  const r = await run('bash', [], { input: tour.script.replace(API_LINE, `API=${url}`), cwd: copy.dir });
+  const stderr = r.stderr.split('\n').filter(Boolean);
+  const statuses = stderr.filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
+  const lines = r.stdout.split('\n').filter(Boolean);
+  const json = lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+  return { ...r, statuses, otherStderr: stderr.filter((l) => !/^→ \d{3}$/.test(l)), lines, json };
+}
+
+function expectTourPasses(result: Awaited<ReturnType<typeof runTour>>) {
+  // Every step printed the status written after it, in order, and nothing else went wrong.
+  expect(result.statuses).toEqual(tour.expected);
+  expect(result.otherStderr).toEqual([]);
+  expect(result.code).toBe(0);
+  // One answer per line: every line is JSON, or a plain value a step picked out (a slug, an id).
+  for (const line of result.lines) expect({ line, ok: /^[\w.-]+$/.test(line) || (() => { try { JSON.parse(line); return true; } catch { return false; } })() }).toEqual({ line, ok: true });
+  // The lists really go to a second page, in all three formats.
+  const titles = (o: Record<string, unknown>) => (Array.isArray(o.titles) ? o.titles.length : 0);
+  expect(result.json.some((o) => o.currentPage === 2 && titles(o) > 0)).toBe(true);
+  expect(result.json.some((o) => o.hasMore === false && titles(o) > 0)).toBe(true);
+  expect(result.json.some((o) => 'hasNextPage' in o && typeof o.prevCursor === 'string' && titles(o) > 0)).toBe(true);
+}
+
+describe('docs/api.md: the curl tour', () => {
+  it('marks a status after every request it makes', () => {
+    expect(tour.expected.length).toBeGreaterThan(20);
+    const requests = tour.script.split('\n').filter((l) => /^\s*(?:\w+=\$\()?req\s/.test(l)).length;
+    // Each `req` line's command ends at a marker (the loop's one request is marked after `done`).
+    expect(tour.script.match(/#\s*→/g)!.length).toBe(requests);
+  });
+
+  it('runs as pasted on a freshly started service with an empty database', async () => {
+    expectTourPasses(await runTour());
+  }, 120_000);
+
+  it('npm run seed, beside the running service, names the URL it really listens on', async () => {
+    const r = await run('npm', ['run', 'seed', '--silent'], { cwd: copy.dir, env: env() });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toContain(`The service is running at ${url}. Try:`);
+    expect(r.stdout).toContain(`curl -s -X POST ${url}/auth/login`);
+    expect(r.stdout).toContain('admin@example.com');
+    // The printed command works as printed.
+    const login = /(curl -s -X POST .*)$/m.exec(r.stdout)![1];
+    const answer = await run('bash', ['-c', login]);
+    expect(JSON.parse(answer.stdout).user).toMatchObject({ email: 'admin@example.com', role: 'admin', name: 'Demo Admin' });
+  }, 120_000);
+
+  it('runs as pasted again after npm run seed', async () => {
+    expectTourPasses(await runTour());
+  }, 120_000);
+});
+
+describe('README.md: the subscription client', () => {
+  const section = readFileSync(join(root, 'README.md'), 'utf8').split('## Live updates')[1];
+  const snippet = /```js\n([\s\S]*?)```/.exec(section)![1];
+  const file = () => join(copy.dir, 'subscribe.mjs');
+  const request = async (method: string, path: string, body?: unknown, token?: string) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return (await res.json()) as Record<string, any>;
+  };
+
+  beforeAll(() => {
+    expect(snippet).toContain("url: 'ws://localhost:3000/graphql'");
+    writeFileSync(file(), snippet.replace('ws://localhost:3000/graphql', `ws://localhost:${server.port()}/graphql`));
+  });
+
+  it('on Node 20, refuses a missing post with its error, not as a normal end', async () => {
+    const r = await run(process.execPath, [file()], { cwd: copy.dir, env: { ...process.env, POST_ID: '2147483647' }, timeoutMs: 30_000 });
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 1, stdout: '', stderr: 'refused: NOT_FOUND Post not found\n' });
+  }, 60_000);
+
+  it('on Node 20, prints each new comment of the post, then done when the post is trashed', async () => {
+    const email = `snippet-${Date.now()}@example.com`;
+    const { token } = await request('POST', '/auth/register', { name: 'Snippet', email, password: 'correct horse battery' });
+    const post = await request('POST', '/posts', { title: 'Followed', body: 'Comments wanted.' }, token);
+    const child = spawn(process.execPath, [file()], { cwd: copy.dir, env: { ...process.env, POST_ID: String(post.id), TOKEN: token } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    try {
+      // Comment until one arrives: the first may come before the subscription is set up.
+      await waitUntil(() => {
+        if (!stdout.includes('comment:')) void request('POST', `/posts/${post.id}/comments`, { body: 'Hello there' }, token);
+        return stdout.includes('comment:');
+      }, 'a comment to arrive', 20_000);
+      await request('DELETE', `/posts/${post.id}`, undefined, token);
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+    }
+    const lines = stdout.split('\n').filter(Boolean);
+    expect(lines.at(-1)).toBe('done: the post was trashed or deleted');
+    for (const line of lines.slice(0, -1)) expect(JSON.parse(line.replace(/^comment: /, ''))).toMatchObject({ body: 'Hello there', user: { name: 'Snippet' } });
+    expect(stderr).toBe('');
+  }, 60_000);
+
+  it('npm start removes service.json when it stops', async () => {
+    expect(existsSync(join(copy.dataDir, 'service.json'))).toBe(true);
+    server.npm.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(join(copy.dataDir, 'service.json'))).toBe(false);
+  }, 60_000);
+});
