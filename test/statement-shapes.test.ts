@@ -1,7 +1,7 @@
 import { startTestApp, type TestApp } from './support/harness';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
-import { numbersOut, StatementShapes } from '../src/core/statement-shapes';
+import { numbersOut, shapeKey, StatementShapes } from '../src/core/statement-shapes';
 import { runPrepared } from '../src/db/prepared';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { closeOrm, initOrm } from '../src/db/orm';
@@ -40,6 +40,18 @@ it('builds a shape once, then replays it with other numbers and gets their rows'
   expect(builds).toBe(1);
   // Constants stay part of the shape: `published: false` was not taken for a number.
   expect((await byAuthor(a.id, 10)).length).toBe(2);
+});
+
+it('shapeKey takes the numbers in the order numbersOut does (a shape built with one is replayed with the other), writing them #', () => {
+  const where = { $and: [{ user: 7, deletedAt: null }, { id: { $lt: 42 } }], published: true, n: [3, { x: 9 }] };
+  const a: number[] = [];
+  const b: number[] = [];
+  const key = shapeKey(where, a);
+  numbersOut(where, b, () => '#');
+  expect(a).toEqual(b);
+  expect(key).toBe('{"$and":[{"user":#,"deletedAt":null},{"id":{"$lt":#}}],"published":true,"n":[#,{"x":#}]}');
+  // A string "#" is not a number's place.
+  expect(shapeKey({ user: '#' }, [])).not.toBe(shapeKey({ user: 1 }, []));
 });
 
 it('numbersOut moves every number, at any depth, and keeps everything else', () => {

@@ -8,7 +8,7 @@ import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
 import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
-import type { Method, Reply, RouteDef } from './routes';
+import type { Method, Reply, RestRequest, RouteDef } from './routes';
 
 export interface RestDeps {
   orm: MikroORM;
@@ -63,9 +63,32 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
-      const query = req.query as Record<string, string | string[] | undefined>;
-      respond(res, await def.handler({ params: req.params as Record<string, string>, query, body: bodyOf(req), path: req.path }, ctx));
+      respond(res, await def.handler(new ExpressRestRequest(req, def.method === 'get' ? undefined : bodyOf(req)), ctx));
     });
+}
+
+/**
+ * What a RouteDef sees of an Express request. The query string is parsed only when a route reads
+ * it (most details and writes do not); a class, so the getter lives on the prototype and the
+ * object stays a young-generation one (docs/architecture.md, per-request objects die young).
+ */
+class ExpressRestRequest implements RestRequest {
+  readonly params: Record<string, string>;
+  readonly path: string;
+  constructor(
+    private readonly req: Request,
+    readonly body: unknown,
+  ) {
+    this.params = req.params as Record<string, string>;
+    this.path = req.path;
+  }
+
+  private parsed: RestRequest['query'] | undefined;
+
+  // Express 5 parses `req.query` anew on every read.
+  get query(): RestRequest['query'] {
+    return (this.parsed ??= this.req.query as RestRequest['query']);
+  }
 }
 
 /** The parsed JSON body; a body sent in another content type (or none) is UnreadBody, not "no body". */

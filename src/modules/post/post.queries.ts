@@ -2,7 +2,7 @@ import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type Que
 import type { RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { jsonAggSql, jsonArraySql, jsonObjectSql } from '../../core/json-sql';
-import { numbersOut, StatementShapes } from '../../core/statement-shapes';
+import { numbersOut, shapeKey, StatementShapes } from '../../core/statement-shapes';
 import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Comment } from '../comment/comment.entity';
 import { Post } from './post.entity';
@@ -114,7 +114,7 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
       // Built once per shape (StatementShapes): the where-object's numbers, the limit and the
       // offset are this request's values; everything else is the shape.
       const values: number[] = [];
-      const key = JSON.stringify(['posts', shape, numbersOut(where, values, () => '#'), orderBy, filters, withTotal ?? false, offset !== undefined]);
+      const key = `posts ${shape} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${offset !== undefined}`;
       const at = values.length;
       values.push(limit, offset ?? 0);
       const rows = await shapes.rows<PostRow>(ctx, key, values, async (n) => {

@@ -1,7 +1,7 @@
 import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
-import { numbersOut, StatementShapes } from '../../core/statement-shapes';
+import { numbersOut, shapeKey, StatementShapes } from '../../core/statement-shapes';
 import { User, type Role } from './user.entity';
 import type { Actor, UserView } from './user.types';
 import { jsonObjectSql } from '../../core/json-sql';
@@ -58,7 +58,7 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
       const values: number[] = [];
-      const key = JSON.stringify(['users', shape, numbersOut(where, values, () => '#'), orderBy, withTotal ?? false, offset !== undefined]);
+      const key = `users ${shape} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${withTotal ?? false} ${offset !== undefined}`;
       const at = values.length;
       values.push(limit, offset ?? 0);
       const rows = await shapes.rows<UserRow>(ctx, key, values, async (n) => {
