@@ -28,7 +28,7 @@ export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Rec
   if (ctx.logFields) Object.assign(ctx.logFields, fields);
 }
 
-/** What the log line of one request is made of, gathered by the front (http/front.ts). */
+/** What the log line of one request is made of, gathered by requestStart (http/chain.ts). */
 export interface RequestRecord {
   requestId: string;
   method: string | undefined;
