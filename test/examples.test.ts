@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +15,11 @@ import { freshCopy, npmStart, stopLeftovers, type Copy, type Started } from './s
  *    itself the service's OpenAPI document;
  * 3. the examples type-check (tsc, which also builds them);
  * 4. each runs against `npm start` in a fresh copy of the project, and its typed results are
- *    what the service holds.
+ *    what the service holds;
+ * 5. Prism's validating proxy (@stoplight/prism-cli, an examples/ devDependency: frontend teams
+ *    use it as a mock server, `npm run mock`) in front of that service, given the served
+ *    /openapi.json, sees docs/api.md's curl tour and the REST example: no answer breaks the
+ *    document, and the only requests it flags are the ones made wrong on purpose (each answered 422).
  */
 
 // ─── THE SWITCH ──────────────────────────────────────────────────────────────────────────────
@@ -43,9 +47,10 @@ function generated(): Map<string, Buffer> {
   return files;
 }
 
-function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd ?? examples, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: opts.cwd ?? examples, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(opts.input ?? '');
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
@@ -68,6 +73,15 @@ async function ok(what: string, command: string, args: string[], opts: Parameter
 
 /** The last line an example prints: its JSON summary. */
 const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
+
+/** docs/api.md's curl tour (what test/tour.test.ts runs), for `api` instead of localhost:3000. */
+function curlTour(api: string): string {
+  const markdown = readFileSync(join(root, 'docs', 'api.md'), 'utf8');
+  const section = markdown.slice(markdown.indexOf('## A tour with curl'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n## ', 3)))?.[1];
+  if (!block?.includes('API=http://localhost:3000\n')) throw new Error('docs/api.md: no ```sh block starting with API=http://localhost:3000 under "## A tour with curl"');
+  return block.replace('API=http://localhost:3000\n', `API=${api}\n`);
+}
 
 /** rest/openapi.json as examples/scripts/fetch-openapi.mjs writes it from a running service. */
 const openApiCopy = (doc: unknown) => JSON.stringify(doc, null, 2) + '\n';
@@ -174,6 +188,44 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       const post = (await (await fetch(`${url}/posts/${summary.post.id}`)).json()) as { comments: { id: number }[] };
       expect(post.comments.map((c: { id: number }) => c.id)).toEqual(summary.commentsWritten);
     }, 60_000);
+
+    it('Prism\'s validating proxy finds no answer that breaks the document, on the curl tour and the REST example', async () => {
+      // The served document; the proxy may reach the service on loopback, nothing else.
+      const prism: ChildProcess = spawn(process.execPath, ['--require', guard, bin('@stoplight', 'prism-cli', 'dist', 'index.js'), 'proxy', `${url}/openapi.json`, url, '--port', '0'], {
+        cwd: examples,
+        env: { ...process.env, NO_COLOR: '1', NO_NETWORK_ALLOW: 'loopback' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let log = '';
+      prism.stdout!.setEncoding('utf8').on('data', (c) => (log += c));
+      prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
+      const exited = new Promise((r) => prism.on('exit', r));
+      try {
+        let port = 0;
+        for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
+          if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
+          port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
+        }
+        const proxy = `http://127.0.0.1:${port}`;
+
+        const tour = await run('bash', [], { input: curlTour(proxy), timeoutMs: 60_000 });
+        const statuses = tour.stderr.split('\n').filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
+        expect(statuses.length).toBeGreaterThanOrEqual(25);
+        const rest = await run(process.execPath, [join(examples, 'dist', 'rest', 'src', 'main.js')], { env: { ...process.env, API_URL: proxy }, timeoutMs: 60_000 });
+        expect({ code: rest.code, stderr: rest.stderr }).toEqual({ code: 0, stderr: '' });
+        const deliberate = statuses.filter((s) => s === 422).length + (summaryOf(rest.stdout).refusal?.status === 422 ? 1 : 0);
+
+        await new Promise((r) => setTimeout(r, 200)); // the last request's log lines
+        const violations = log.split('\n').filter((l) => /Violation:/.test(l)).map((l) => l.slice(l.indexOf('Violation:') + 11));
+        expect(log).not.toMatch(/NETWORK-ATTEMPT/);
+        expect(violations.filter((v) => !v.startsWith('request'))).toEqual([]);
+        expect({ requestViolations: violations.length, deliberate }).toEqual({ requestViolations: deliberate, deliberate: expect.any(Number) });
+        expect(deliberate).toBeGreaterThanOrEqual(2);
+      } finally {
+        prism.kill('SIGTERM');
+        await exited;
+      }
+    }, 120_000);
 
     (TRUSTED_DOCUMENTS ? it : it.skip)('with GRAPHQL_TRUSTED_DOCUMENTS=only, a document\'s text is refused and a manifest id runs', async () => {
       const text = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ posts(page: 1) { total } }' }) });
