@@ -79,9 +79,27 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('declares security on every operation: none for public ones, the bearer token where required, both where optional', () => {
+    const bySecurity = Object.fromEntries(operations.map(({ method, path, op }) => [`${method.toUpperCase()} ${path}`, JSON.stringify(op.security)]));
+    expect(Object.values(bySecurity).every((s) => ['[]', '[{"bearerAuth":[]}]', '[{},{"bearerAuth":[]}]'].includes(s))).toBe(true);
+    expect(bySecurity).toMatchObject({
+      'POST /auth/register': '[]',
+      'GET /posts': '[]',
+      'GET /posts/{id}': '[]',
+      'GET /tenant/posts': '[]',
+      'GET /healthz': '[]',
+      'GET /auth/me': '[{"bearerAuth":[]}]',
+      'POST /posts': '[{"bearerAuth":[]}]',
+      'GET /tenant/admin/posts': '[{"bearerAuth":[]}]',
+      'GET /graphql': '[{},{"bearerAuth":[]}]',
+      'POST /graphql': '[{},{"bearerAuth":[]}]',
+    });
+  });
+
   it('documents 401 on every bearer-protected operation and 422 with field errors on every body', () => {
     for (const { op } of operations) {
-      if (op.security) expect(Object.keys(op.responses)).toContain('401');
+      // Protected: a token is required (no anonymous `{}` alternative).
+      if (op.security?.length && op.security.every((s) => Object.keys(s).length > 0)) expect(Object.keys(op.responses)).toContain('401');
       if (op.requestBody && !op.operationId.startsWith('graphql')) expect(Object.keys(op.responses)).toContain('422');
     }
   });

@@ -29,11 +29,19 @@ offered over GraphQL at \`/graphql\` (see \`schema/schema.graphql\`).
   selects the response shape. Pagination keys are camelCase; records are snake_case.
 - **Request ids**: every answer carries \`x-request-id\` (yours when you send a sane one), also in the logs.`;
 
+/**
+ * package.json's `UNLICENSED`: all rights reserved. No SPDX licence applies, so the identifier is
+ * an SPDX `LicenseRef-` (the expression syntax for a licence outside the list).
+ */
+const LICENSE = { name: 'Proprietary (UNLICENSED): all rights reserved', identifier: 'LicenseRef-Proprietary' };
+
 /** The OpenAPI 3.1 document of every route of the service, built once. */
 export function buildOpenApiDocument(): OpenApiDocument {
   return {
     openapi: '3.1.0',
-    info: { title: 'Blog API', version: '1.0.0', description: DESCRIPTION },
+    info: { title: 'Blog API', version: '1.0.0', description: DESCRIPTION, license: LICENSE },
+    // Relative: the origin that serves this document (`npm start` serves it at http://localhost:3000).
+    servers: [{ url: '/', description: 'This service: the origin that serves this document' }],
     tags: [
       { name: 'auth', description: 'Registration, login, password reset, email verification' },
       { name: 'posts', description: 'Blog posts and comments' },

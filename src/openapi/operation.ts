@@ -28,8 +28,12 @@ export interface OperationSpec {
   summary: string;
   description?: string;
   tag: string;
-  /** Requires `Authorization: Bearer <token>`. */
-  auth?: boolean;
+  /**
+   * true: requires `Authorization: Bearer <token>`; 'optional': anonymous or with a token (the
+   * answer depends on who asks); absent: public, a token is not read (`security: []`, so a
+   * generator or a mock server tells public from protected).
+   */
+  auth?: boolean | 'optional';
   params?: (string | Parameter)[];
   body?: Schema;
   /** false when the body is not checked by the service's input rules (GraphQL): no 422. */
@@ -85,7 +89,7 @@ export function operation(spec: OperationSpec): Operation {
   }
   const op: Operation = { operationId: spec.id, summary: spec.summary, tags: [spec.tag], responses };
   if (spec.description) op.description = spec.description;
-  if (spec.auth) op.security = [{ bearerAuth: [] }];
+  op.security = spec.auth === true ? [{ bearerAuth: [] }] : spec.auth === 'optional' ? [{}, { bearerAuth: [] }] : [];
   if (spec.params?.length) op.parameters = spec.params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
   if (spec.body) op.requestBody = { required: true, content: json(spec.body, REQUEST_BODIES[bodyName(spec.body)]?.example) };
   return op;

@@ -81,6 +81,7 @@ export const opsPaths: Paths = {
     get: operation({
       id: 'graphqlGet',
       tag: 'graphql',
+      auth: 'optional',
       summary: 'GraphQL query over GET (or the GraphiQL IDE for browsers outside production)',
       description: 'With `query` (and optional `variables`, `operationName`): a GraphQL query. Errors answer 200 with `errors`. Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.',
       params: [
@@ -93,6 +94,7 @@ export const opsPaths: Paths = {
     post: operation({
       id: 'graphqlPost',
       tag: 'graphql',
+      auth: 'optional',
       summary: 'GraphQL query or mutation',
       description: 'The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`.',
       body: ref('GraphQLRequest'),

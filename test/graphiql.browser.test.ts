@@ -1,0 +1,138 @@
+import { existsSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from './support/harness';
+import { clients } from './support/client';
+import { uniqueEmail } from './support/factories';
+import { untilSubscribed } from './support/ws';
+
+/**
+ * GraphiQL at /graphql in a real browser (Debian's Chromium through playwright-core), as a
+ * frontend developer first meets the API: the page and its scripts come from the service's own
+ * packages, a query typed in the editor answers, and a subscription shows, live over WebSocket
+ * on the same origin, a comment added through REST. Nothing is loaded from another host and the
+ * console stays free of errors.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Loaded only when there is a browser to drive. */
+function loadPlaywright(): typeof import('playwright-core') {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('playwright-core') as typeof import('playwright-core');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    throw new Error(`${CHROMIUM} is installed but playwright-core is not: it is a devDependency (playwright-core@1.65.1); run npm ci`);
+  }
+}
+
+const available = existsSync(CHROMIUM);
+const describeInBrowser = available ? describe : describe.skip;
+if (!available) {
+  process.stderr.write(`test/graphiql.browser.test.ts skipped: ${CHROMIUM} is absent (Debian: apt-get install -y chromium)\n`);
+}
+
+describeInBrowser(available ? 'GraphiQL at /graphql, in Chromium' : `GraphiQL at /graphql, in Chromium (skipped: ${CHROMIUM} is absent; apt-get install -y chromium)`, () => {
+  let app: TestApp;
+  let browser: Browser;
+  let api: ReturnType<typeof clients>;
+  let token: string;
+  let postId: number;
+  let faviconAsked = 0;
+  const title = `Seen in GraphiQL ${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    // The page names no icon, so Chromium asks for /favicon.ico (a 404, reported on the console
+    // but not as a page request): the service counts those, to tell them from any other error.
+    app = await startTestApp({}, { app: { extend: (express) => express.use('/favicon.ico', (_req, _res, next) => (faviconAsked++, next())) } });
+    api = clients(app.url);
+    const registered = await api.rest('POST', '/auth/register', { body: { name: 'Browser Reader', email: uniqueEmail('graphiql'), password: 'password123' } });
+    expect(registered.status).toBe(201);
+    token = registered.body.token;
+    const created = await api.rest('POST', '/posts', { token, body: { title, body: 'A post for the IDE.' } });
+    expect(created.status).toBe(201);
+    postId = created.body.id;
+    expect((await api.rest('PATCH', `/posts/${postId}/publish`, { token })).status).toBe(200);
+    const { chromium } = loadPlaywright();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /**
+   * GraphiQL with `document` in its editor (the page's `#query=` fragment), rendered and with
+   * the schema loaded (its introspection answered); what the browser complains about and every
+   * host and WebSocket it reaches are recorded.
+   */
+  async function openIde(document: string) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    const hosts = new Set<string>();
+    const sockets: string[] = [];
+    const faviconBefore = faviconAsked;
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('request', (r) => hosts.add(new URL(r.url()).host));
+    page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
+    page.on('websocket', (ws) => sockets.push(ws.url()));
+    page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()}: ${r.request().method()} ${new URL(r.url()).pathname}`));
+    const introspected = page.waitForResponse((r) => new URL(r.url()).pathname === '/graphql' && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('__schema'));
+    await page.goto(`${app.url}/graphql#${new URLSearchParams({ query: document })}`);
+    await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15_000 });
+    expect((await introspected).status()).toBe(200);
+    /** The console's errors and failed answers, less the 404 of each /favicon.ico the browser asked for. */
+    const errors = () => {
+      let favicons = faviconAsked - faviconBefore;
+      return problems.filter((p) => !(p === 'console: Failed to load resource: the server responded with a status of 404 (Not Found)' && favicons-- > 0));
+    };
+    return { page, errors, hosts, sockets, close: () => context.close() };
+  }
+
+  const run = (page: Page) => page.locator('.graphiql-execute-button').click();
+  const result = (page: Page) => page.locator('.result-window');
+  /** The result pane's text as its editor holds it (innerText would add the gutter's fold marks). */
+  const shownJson = async (page: Page) =>
+    JSON.parse(await page.locator('.result-window .CodeMirror').evaluate((el) => (el as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue()));
+
+  it('a query typed in the editor answers in the result pane', async () => {
+    const { page, errors, hosts, close } = await openIde(`query FirstPage {\n  posts(page: 1) {\n    total\n    data { id title user { name } }\n  }\n}\n`);
+    try {
+      const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/graphql' && (r.request().postData() ?? '').includes('FirstPage'));
+      await run(page);
+      expect((await answered).status()).toBe(200);
+      await result(page).filter({ hasText: title }).waitFor({ timeout: 10_000 });
+      const shown = await shownJson(page);
+      expect(shown).toEqual({ data: { posts: { total: 1, data: [{ id: postId, title, user: { name: 'Browser Reader' } }] } } });
+      expect(errors()).toEqual([]);
+      expect([...hosts]).toEqual([new URL(app.url).host]);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a subscription shows, live, a comment added through REST', async () => {
+    const { page, errors, hosts, sockets, close } = await openIde(`subscription LiveComments {\n  commentAdded(postId: ${postId}) {\n    id\n    body\n    user { name }\n  }\n}\n`);
+    try {
+      await run(page);
+      // The page holds the subscription once the service registered it: a comment added next must reach it.
+      await untilSubscribed(app, 1);
+      const body = 'Pushed to the browser as soon as it committed';
+      const added = await api.rest('POST', `/posts/${postId}/comments`, { token, body: { body } });
+      expect(added.status).toBe(201);
+      await result(page).filter({ hasText: body }).waitFor({ timeout: 10_000 });
+      const shown = await shownJson(page);
+      expect(shown).toEqual({ data: { commentAdded: { id: added.body.id, body, user: { name: 'Browser Reader' } } } });
+      expect(sockets).toEqual([`${app.url.replace(/^http/, 'ws')}/graphql`]);
+      expect(errors()).toEqual([]);
+      expect([...hosts]).toEqual([new URL(app.url).host]);
+    } finally {
+      await close();
+    }
+  });
+});
