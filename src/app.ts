@@ -7,12 +7,13 @@ import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
-import { graphqlHttp } from './graphql/http';
+import { graphqlBody, graphqlHttp } from './graphql/http';
+import { TrustedDocuments } from './graphql/documents';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
-import { jsonBody, mountPath, mountRoutes, restRouter } from './http/rest';
+import { mountPath, mountRoutes, restRouter } from './http/rest';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
@@ -70,8 +71,10 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   await apollo.start();
 
   const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
-  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions });
-  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight };
+  // GRAPHQL_DOCUMENTS and GRAPHQL_TRUSTED_DOCUMENTS, for both transports.
+  const documents = new TrustedDocuments(deps.config.graphqlDocuments, deps.config.graphqlTrustedDocuments);
+  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions, documents });
+  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, publicCacheSeconds: deps.config.publicCacheSeconds };
 
   const app = express();
   app.disable('x-powered-by');
@@ -114,8 +117,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     mountPath(router, '/docs', { get: [asDocument, openapi.page] });
     mountPath(router, DOCS_ASSET_ROUTE, { get: [asDocument, openapi.asset] });
     if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
-    const graphql = graphqlHttp(apollo, adapterDeps);
-    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [jsonBody, graphql] });
+    const graphql = graphqlHttp(apollo, { ...adapterDeps, documents });
+    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [graphqlBody, graphql] });
   }
 
   /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */

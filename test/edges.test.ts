@@ -372,16 +372,24 @@ describe('security headers and CORS', () => {
     }
   });
 
-  it('GraphQL answers are never cached: Cache-Control no-store, over POST and GET, data or errors', async () => {
+  it('GraphQL answers are not cached (no-store) over POST, with errors, or with Authorization or X-Tenant-Id; only an anonymous query by GET is public (CONTRACT 16)', async () => {
     const json = { 'content-type': 'application/json' };
+    const { token } = await buildUser(app);
+    const me = `/graphql?query=${encodeURIComponent('{ me { id } }')}`;
     for (const res of [
       await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ posts { total } }' }), headers: json }),
       await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ post(id: 999999) { id } }' }), headers: json }),
-      await raw('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { accept: 'application/json' } }),
+      await raw('GET', `/graphql?query=${encodeURIComponent('{ post(id: 999999) { id } }')}`, { headers: { accept: 'application/json' } }),
+      await raw('GET', me, { headers: { accept: 'application/json', authorization: `Bearer ${token}` } }),
+      await raw('GET', me, { headers: { accept: 'application/json', 'x-tenant-id': '1' } }),
     ]) {
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('etag')).toBeNull();
     }
+    const anonymous = await raw('GET', me, { headers: { accept: 'application/json' } });
+    expect({ status: anonymous.status, body: anonymous.body, cacheControl: anonymous.headers.get('cache-control') }).toEqual({ status: 200, body: { data: { me: null } }, cacheControl: 'public, no-cache' });
+    expect(anonymous.headers.get('etag')).toMatch(/^"[\w-]+"$/);
   });
 
   it('with no CORS_ORIGINS, no cross-origin access: no Access-Control headers, even on a preflight', async () => {

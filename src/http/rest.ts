@@ -8,6 +8,7 @@ import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
 import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
+import { anonymous, REST_VARY, sendPublic } from './caching';
 import type { Method, Reply, RouteDef } from './routes';
 
 export interface RestDeps {
@@ -15,6 +16,8 @@ export interface RestDeps {
   tokens: TokenService;
   resolveTenant: TenantResolver;
   inFlight: InFlight;
+  /** PUBLIC_CACHE_SECONDS: max-age of a public read's 200 (RouteDef.publicRead). */
+  publicCacheSeconds: number;
 }
 
 /**
@@ -64,9 +67,16 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
       const query = req.query as Record<string, string | string[] | undefined>;
-      respond(res, await def.handler({ params: req.params as Record<string, string>, query, body: bodyOf(req), path: req.path }, ctx));
+      const reply = await def.handler({ params: req.params as Record<string, string>, query, body: bodyOf(req), path: req.path }, ctx);
+      // A public read's 200 to an anonymous caller: ETag, public Cache-Control, 304 when unchanged.
+      if (def.publicRead && reply.status === 200 && anonymous(req) && ctx.tenantId === null) {
+        return sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY });
+      }
+      respond(res, reply);
     });
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The parsed JSON body; a body sent in another content type (or none) is UnreadBody, not "no body". */
 function bodyOf(req: Request): unknown {
@@ -78,10 +88,15 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** Writes a route's Reply: a value as JSON, or JSON text as it is. */
+/**
+ * Writes a route's Reply: a value as JSON, or JSON text as it is. Not cacheable: the chain's
+ * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
+ */
 export function respond(res: Response, reply: Reply): void {
-  sendJsonText(res, reply.status, 'json' in reply ? reply.json : JSON.stringify(reply.body));
+  sendJsonText(res, reply.status, replyText(reply));
 }
+
+const replyText = (reply: Reply): string => ('json' in reply ? reply.json : JSON.stringify(reply.body));
 
 /**
  * The request's RequestContext, kept in `res.locals.ctx` for its log line. The client IP is
