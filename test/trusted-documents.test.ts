@@ -22,7 +22,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const GQL = 'application/graphql-response+json';
 
 const DOCS = {
-  posts: 'query Posts($page: Int) { posts(page: $page) { total items { id title } } }',
+  posts: 'query Posts($page: Int) { posts(page: $page) { total data { id title } } }',
   two: 'query Me { me { id } } query Total { posts { total } }',
   post: 'query Post($id: Int!) { post(id: $id) { id title comments { body } } }',
   addComment: 'mutation Add($postId: Int!, $body: String!) { addComment(postId: $postId, body: $body) { id body } }',

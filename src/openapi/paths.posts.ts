@@ -16,6 +16,7 @@ export const postPaths: Paths = {
       params: [...LIST_PARAMS, 'Published', 'Author'],
       success: { status: 200, description: 'A page of posts in the requested format', schema: listOf('Post') },
       errors: { 422: ['Validation failed'], ...DB_503 },
+      cached: true,
     }),
     post: operation({
       id: 'createPost',
@@ -36,6 +37,7 @@ export const postPaths: Paths = {
       params: ['PostId'],
       success: { status: 200, description: 'The post with its author and comments', schema: ref('Post') },
       errors: { 404: ['Post not found'], ...DB_503 },
+      cached: true,
     }),
     delete: operation({
       id: 'deletePost',
