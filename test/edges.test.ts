@@ -413,6 +413,7 @@ describe('security headers and CORS', () => {
         expect(pre.headers.get('access-control-allow-methods')).toContain('PATCH');
         expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('authorization');
         expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('x-tenant-id');
+        expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('if-none-match');
         expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
       }
       const other = await call('OPTIONS', '/auth/me', { origin: 'https://evil.example', 'access-control-request-method': 'GET' });
@@ -421,6 +422,10 @@ describe('security headers and CORS', () => {
       expect(listed.status).toBe(401);
       expect(listed.headers.get('access-control-allow-origin')).toBe('https://admin.example');
       expect(listed.headers.get('vary')).toMatch(/origin/i);
+      expect(listed.headers.get('access-control-expose-headers')).toMatch(/\bETag\b/);
+      // A public read keeps CORS's Vary: Origin and adds its own.
+      const publicRead = await call('GET', '/posts', { origin: 'https://app.example' });
+      expect(publicRead.headers.get('vary')).toBe('Origin, Authorization, X-Tenant-Id');
       const unlisted = await call('GET', '/auth/me', { origin: 'https://evil.example' });
       expect(unlisted.headers.get('access-control-allow-origin')).toBeNull();
     } finally {
