@@ -9,6 +9,7 @@ import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws'
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
 import { graphqlBody, graphqlHttp } from './graphql/http';
 import { TrustedDocuments } from './graphql/documents';
+import { Revalidation } from './http/revalidation';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { sendError } from './http/error-handler';
@@ -74,7 +75,10 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   // GRAPHQL_DOCUMENTS and GRAPHQL_TRUSTED_DOCUMENTS, for both transports.
   const documents = new TrustedDocuments(deps.config.graphqlDocuments, deps.config.graphqlTrustedDocuments);
   const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions, documents });
-  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, publicCacheSeconds: deps.config.publicCacheSeconds };
+  // Revalidations of unchanged public reads answer 304 without building the page; not with read
+  // replicas, whose pages may be older than the version read on the primary (http/revalidation.ts).
+  const revalidation = deps.config.replicaUrls.length ? undefined : new Revalidation(deps.orm);
+  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, publicCacheSeconds: deps.config.publicCacheSeconds, revalidation };
 
   const app = express();
   app.disable('x-powered-by');

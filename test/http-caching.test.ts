@@ -3,6 +3,7 @@ import { rest } from './support/client';
 import { checkedRest } from './support/openapi';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
+import { Revalidation } from '../src/http/revalidation';
 
 /**
  * CONTRACT 16: HTTP caching. Public reads (GET /posts, GET /posts/:id, anonymous GraphQL queries
@@ -274,5 +275,60 @@ describe('never a stale page after a write', () => {
     expect((await rest(other.url, 'DELETE', `/admin/users/${writer.user.id}`, { token: admin.token })).status).toBe(200);
     await expectAllChanged(pages);
     expect((await rest(app.url, 'GET', `/posts/${post.id}`)).body.user).toBeNull();
+  });
+});
+
+describe('a revalidation of an unchanged page skips the page', () => {
+  const VERSION = /from "page_versions"/;
+  const countFor = async (send: () => Promise<{ status: number }>) => {
+    app.sql.length = 0;
+    const { status } = await send();
+    return { status, statements: app.sql.length, versionOnly: app.sql.length === 1 && VERSION.test(app.sql[0]) };
+  };
+
+  it('REST and GraphQL: the first revalidation builds the page (version + page), the next ones run only the version statement; any committed change, from anywhere, builds it again', async () => {
+    const post = await buildPost(app, author.user, { published: true });
+    const query = 'query($id: Int!) { post(id: $id) { id title commentsCount } }';
+    const pages = [
+      { label: 'REST detail', send: (inm?: string) => rest(app.url, 'GET', `/posts/${post.id}`, { headers: inm ? { 'if-none-match': inm } : {} }) },
+      { label: 'REST list', send: (inm?: string) => rest(app.url, 'GET', '/posts?paginate=simple', { headers: inm ? { 'if-none-match': inm } : {} }) },
+      { label: 'GraphQL', send: (inm?: string) => gqlGet(app.url, query, { id: post.id }, inm ? { 'if-none-match': inm } : {}) },
+    ];
+    for (const p of pages) {
+      const full = await countFor(() => p.send());
+      expect({ page: p.label, status: full.status, versionOnly: full.versionOnly }).toEqual({ page: p.label, status: 200, versionOnly: false });
+      const tag = (await p.send()).headers.get('etag')!;
+      // The first revalidation reads the version, then builds the page to compare: one statement more than the full answer.
+      const first = await countFor(() => p.send(tag));
+      expect({ page: p.label, ...first }).toEqual({ page: p.label, status: 304, statements: full.statements + 1, versionOnly: false });
+      // From then on, while nothing changes: the version statement alone.
+      for (let i = 0; i < 3; i++) expect({ page: p.label, ...(await countFor(() => p.send(tag))) }).toEqual({ page: p.label, status: 304, statements: 1, versionOnly: true });
+      // Another tag, or an authenticated caller, gets the page as ever.
+      expect((await p.send('"other"')).status).toBe(200);
+    }
+
+    // A comment written through the other instance: every page is built again, at once, and is new.
+    const tags = await Promise.all(pages.map(async (p) => (await p.send()).headers.get('etag')!));
+    await Promise.all(pages.map(async (p, i) => expect((await countFor(() => p.send(tags[i]))).status).toBe(304)));
+    await gqlPost(other.url, 'mutation($postId: Int!) { addComment(postId: $postId, body: "changes the version") { id } }', { postId: post.id }, author.token);
+    for (const [i, p] of pages.entries()) {
+      const res = await p.send(tags[i]);
+      expect({ page: p.label, status: res.status }).toEqual({ page: p.label, status: 200 });
+      expect(res.headers.get('etag')).not.toBe(tags[i]);
+    }
+  });
+
+  it('a change that leaves the page as it was still answers 304 (after building it), and the version grows once per committed transaction', async () => {
+    const post = await buildPost(app, author.user, { published: true });
+    const tag = (await rest(app.url, 'GET', `/posts/${post.id}`)).headers.get('etag')!;
+    const version = () => new Revalidation(app.orm).version();
+    const before = await version();
+    // A comment on another post changes the version, not this page.
+    const elsewhere = await buildPost(app, author.user);
+    expect((await rest(app.url, 'POST', `/posts/${elsewhere.id}/comments`, { token: author.token, body: { body: 'elsewhere' } })).status).toBe(201);
+    const res = await countFor(() => rest(app.url, 'GET', `/posts/${post.id}`, { headers: { 'if-none-match': tag } }));
+    expect({ status: res.status, versionOnly: res.versionOnly }).toEqual({ status: 304, versionOnly: false });
+    // buildPost (one flush) and the comment (one transaction): two commits.
+    expect(BigInt(await version()) - BigInt(before)).toBe(2n);
   });
 });

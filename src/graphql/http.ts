@@ -4,7 +4,7 @@ import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { RequestContext } from '../core/context';
 import { requestContext, jsonBody, type RestDeps } from '../http/rest';
 import { restError } from '../http/error-handler';
-import { anonymous, GRAPHQL_VARY, sendPublic } from '../http/caching';
+import { anonymous, GRAPHQL_VARY, sendNotModified, sendPublic } from '../http/caching';
 import type { TrustedDocuments } from './documents';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -78,14 +78,28 @@ export function graphqlHttp(apollo: ApolloServer<RequestContext>, deps: GraphqlH
       const refusal = applyDocuments(deps.documents, httpGraphQLRequest);
       if (refusal) return sendGraphqlErrors(res, graphqlResponse, [refusal]);
 
+      // An anonymous query by GET may be a public read; a revalidation of one nothing has changed
+      // since is answered 304 before it runs (http/revalidation.ts), by its query string and media type.
+      const publicRead = method === 'GET' && anonymous(req) && ctx.tenantId === null;
+      const page = `${graphqlResponse ? 'graphql-response' : 'json'} ${httpGraphQLRequest.search}`;
+      const ifNoneMatch = req.headers['if-none-match'];
+      let version: string | undefined;
+      if (publicRead && ifNoneMatch && deps.revalidation) {
+        const known = await deps.revalidation.check(page, ifNoneMatch);
+        if ('notModified' in known) return sendNotModified(res, known.notModified, { seconds: deps.publicCacheSeconds, vary: GRAPHQL_VARY });
+        version = known.version;
+      }
+
       const state: HttpState = { graphqlResponse, cacheable: false };
       httpStates.set(httpGraphQLRequest, state);
       const response = await apollo.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: async () => ctx });
       for (const [key, value] of response.headers) res.setHeader(key, value);
       const status = response.status ?? 200;
       if (response.body.kind === 'complete') {
-        if (method === 'GET' && status === 200 && state.cacheable && anonymous(req) && ctx.tenantId === null) {
-          return sendPublic(req, res, { contentType: response.headers.get('content-type') ?? JSON_TYPE, text: response.body.string, seconds: deps.publicCacheSeconds, vary: GRAPHQL_VARY });
+        if (publicRead && status === 200 && state.cacheable) {
+          const tag = sendPublic(req, res, { contentType: response.headers.get('content-type') ?? JSON_TYPE, text: response.body.string, seconds: deps.publicCacheSeconds, vary: GRAPHQL_VARY });
+          if (version !== undefined) deps.revalidation!.remember(page, tag, version);
+          return;
         }
         // Apollo's own hints (its APQ errors say `private, no-cache`) give way to the chain's rule.
         res.setHeader('Cache-Control', 'no-store');

@@ -56,19 +56,29 @@ export function sendPublic(
   req: IncomingMessage,
   res: ServerResponse,
   o: { contentType: string; text: string; seconds: number; vary: string },
-): void {
+): string {
   const tag = entityTag(o.text, o.contentType.startsWith('application/json') ? '' : o.contentType);
+  if (matches(req.headers['if-none-match'], tag)) {
+    sendNotModified(res, tag, o);
+    return tag;
+  }
   res.setHeader('ETag', tag);
   res.setHeader('Cache-Control', publicCacheControl(o.seconds));
   appendVary(res, o.vary);
-  if (matches(req.headers['if-none-match'], tag)) {
-    res.statusCode = 304;
-    return void res.end();
-  }
   res.statusCode = 200;
   res.setHeader('Content-Type', o.contentType);
   res.setHeader('Content-Length', Buffer.byteLength(o.text));
   res.end(o.text);
+  return tag;
+}
+
+/** 304 for a public read: the tag and the headers its 200 carries, no body. */
+export function sendNotModified(res: ServerResponse, tag: string, o: { seconds: number; vary: string }): void {
+  res.setHeader('ETag', tag);
+  res.setHeader('Cache-Control', publicCacheControl(o.seconds));
+  appendVary(res, o.vary);
+  res.statusCode = 304;
+  res.end();
 }
 
 /** Adds to Vary without dropping what CORS put there (Origin). */

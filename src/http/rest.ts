@@ -8,7 +8,8 @@ import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
 import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
-import { anonymous, REST_VARY, sendPublic } from './caching';
+import { anonymous, REST_VARY, sendNotModified, sendPublic } from './caching';
+import type { Revalidation } from './revalidation';
 import type { Method, Reply, RouteDef } from './routes';
 
 export interface RestDeps {
@@ -18,6 +19,8 @@ export interface RestDeps {
   inFlight: InFlight;
   /** PUBLIC_CACHE_SECONDS: max-age of a public read's 200 (RouteDef.publicRead). */
   publicCacheSeconds: number;
+  /** 304 without building the page when nothing changed (absent with read replicas). */
+  revalidation?: Revalidation;
 }
 
 /**
@@ -67,10 +70,21 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
       const query = req.query as Record<string, string | string[] | undefined>;
+      const publicRead = def.publicRead && anonymous(req) && ctx.tenantId === null;
+      // A revalidation of a page nothing has changed since: 304 without building it (http/revalidation.ts).
+      const ifNoneMatch = req.headers['if-none-match'];
+      let version: string | undefined;
+      if (publicRead && ifNoneMatch && deps.revalidation) {
+        const known = await deps.revalidation.check(req.url, ifNoneMatch);
+        if ('notModified' in known) return sendNotModified(res, known.notModified, { seconds: deps.publicCacheSeconds, vary: REST_VARY });
+        version = known.version;
+      }
       const reply = await def.handler({ params: req.params as Record<string, string>, query, body: bodyOf(req), path: req.path }, ctx);
       // A public read's 200 to an anonymous caller: ETag, public Cache-Control, 304 when unchanged.
-      if (def.publicRead && reply.status === 200 && anonymous(req) && ctx.tenantId === null) {
-        return sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY });
+      if (publicRead && reply.status === 200) {
+        const tag = sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY });
+        if (version !== undefined) deps.revalidation!.remember(req.url, tag, version);
+        return;
       }
       respond(res, reply);
     });
