@@ -116,6 +116,8 @@ describe('GRAPHQL_DOCUMENTS (default mode): documentId alongside query texts and
     const persistedQuery = { version: 1, sha256Hash: sha256(query) };
     const miss = await postGql(app, { extensions: { persistedQuery } });
     expect(miss.body.errors?.[0]).toMatchObject({ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } });
+    await expectRefused((accept) => postGql(app, { extensions: { persistedQuery } }, { accept }), 'PERSISTED_QUERY_NOT_FOUND');
+    await expectRefused((accept) => getGql(app, { extensions: { persistedQuery } }, { accept }), 'PERSISTED_QUERY_NOT_FOUND');
     expect((await postGql(app, { query, extensions: { persistedQuery } })).body).toEqual({ data: { posts: { total: expect.any(Number) } } });
     expect((await postGql(app, { extensions: { persistedQuery } })).body).toEqual({ data: { posts: { total: expect.any(Number) } } });
     expect((await getGql(app, { extensions: { persistedQuery } })).body).toEqual({ data: { posts: { total: expect.any(Number) } } });
