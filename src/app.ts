@@ -7,13 +7,15 @@ import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
-import { graphqlHttp } from './graphql/http';
+import { graphqlBody, graphqlHttp } from './graphql/http';
+import { TrustedDocuments } from './graphql/documents';
+import { Revalidation } from './http/revalidation';
 import { createMetrics, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { accountPages, PAGE_ASSET_ROUTE } from './modules/auth/auth.pages';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
-import { jsonBody, mountPath, mountRoutes, restRouter } from './http/rest';
+import { mountPath, mountRoutes, restRouter } from './http/rest';
 import { databaseReady, replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
 import { InFlight } from './http/in-flight';
@@ -71,8 +73,13 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   await apollo.start();
 
   const resolveTenant = opts.resolveTenant ?? headerTenantResolver;
-  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions });
-  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight };
+  // GRAPHQL_DOCUMENTS and GRAPHQL_TRUSTED_DOCUMENTS, for both transports.
+  const documents = new TrustedDocuments(deps.config.graphqlDocuments, deps.config.graphqlTrustedDocuments);
+  const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions, documents });
+  // Revalidations of unchanged public reads answer 304 without building the page; not with read
+  // replicas, whose pages may be older than the version read on the primary (http/revalidation.ts).
+  const revalidation = deps.config.replicaUrls.length ? undefined : new Revalidation(deps.orm);
+  const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, publicCacheSeconds: deps.config.publicCacheSeconds, revalidation };
 
   const app = express();
   app.disable('x-powered-by');
@@ -120,8 +127,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     mountPath(router, '/verify-email', { get: [asDocument, pages.verifyEmail] });
     mountPath(router, PAGE_ASSET_ROUTE, { get: [asDocument, pages.asset] });
     if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
-    const graphql = graphqlHttp(apollo, adapterDeps);
-    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [jsonBody, graphql] });
+    const graphql = graphqlHttp(apollo, { ...adapterDeps, documents });
+    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [graphqlBody, graphql] });
   }
 
   /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */

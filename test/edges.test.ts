@@ -372,16 +372,24 @@ describe('security headers and CORS', () => {
     }
   });
 
-  it('GraphQL answers are never cached: Cache-Control no-store, over POST and GET, data or errors', async () => {
+  it('GraphQL answers are not cached (no-store) over POST, with errors, or with Authorization or X-Tenant-Id; only an anonymous query by GET is public (CONTRACT 16)', async () => {
     const json = { 'content-type': 'application/json' };
+    const { token } = await buildUser(app);
+    const me = `/graphql?query=${encodeURIComponent('{ me { id } }')}`;
     for (const res of [
       await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ posts { total } }' }), headers: json }),
       await raw('POST', '/graphql', { body: JSON.stringify({ query: '{ post(id: 999999) { id } }' }), headers: json }),
-      await raw('GET', `/graphql?query=${encodeURIComponent('{ me { id } }')}`, { headers: { accept: 'application/json' } }),
+      await raw('GET', `/graphql?query=${encodeURIComponent('{ post(id: 999999) { id } }')}`, { headers: { accept: 'application/json' } }),
+      await raw('GET', me, { headers: { accept: 'application/json', authorization: `Bearer ${token}` } }),
+      await raw('GET', me, { headers: { accept: 'application/json', 'x-tenant-id': '1' } }),
     ]) {
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('etag')).toBeNull();
     }
+    const anonymous = await raw('GET', me, { headers: { accept: 'application/json' } });
+    expect({ status: anonymous.status, body: anonymous.body, cacheControl: anonymous.headers.get('cache-control') }).toEqual({ status: 200, body: { data: { me: null } }, cacheControl: 'public, no-cache' });
+    expect(anonymous.headers.get('etag')).toMatch(/^"[\w-]+"$/);
   });
 
   it('with no CORS_ORIGINS, no cross-origin access: no Access-Control headers, even on a preflight', async () => {
@@ -405,6 +413,7 @@ describe('security headers and CORS', () => {
         expect(pre.headers.get('access-control-allow-methods')).toContain('PATCH');
         expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('authorization');
         expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('x-tenant-id');
+        expect(pre.headers.get('access-control-allow-headers')!.toLowerCase()).toContain('if-none-match');
         expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
       }
       const other = await call('OPTIONS', '/auth/me', { origin: 'https://evil.example', 'access-control-request-method': 'GET' });
@@ -413,6 +422,10 @@ describe('security headers and CORS', () => {
       expect(listed.status).toBe(401);
       expect(listed.headers.get('access-control-allow-origin')).toBe('https://admin.example');
       expect(listed.headers.get('vary')).toMatch(/origin/i);
+      expect(listed.headers.get('access-control-expose-headers')).toMatch(/\bETag\b/);
+      // A public read keeps CORS's Vary: Origin and adds its own.
+      const publicRead = await call('GET', '/posts', { origin: 'https://app.example' });
+      expect(publicRead.headers.get('vary')).toBe('Origin, Authorization, X-Tenant-Id');
       const unlisted = await call('GET', '/auth/me', { origin: 'https://evil.example' });
       expect(unlisted.headers.get('access-control-allow-origin')).toBeNull();
     } finally {

@@ -29,7 +29,7 @@ import { freshCopy, npmStart, stopLeftovers, type Copy, type Started } from './s
 // mode, the GraphQL example sends document ids only (HTTP `documentId`, WebSocket
 // `extensions.documentId`), and a document's text is refused with PERSISTED_QUERY_ONLY.
 // While false, the service runs in its default mode and the example sends the documents' text.
-const TRUSTED_DOCUMENTS = false;
+const TRUSTED_DOCUMENTS = true;
 // ─────────────────────────────────────────────────────────────────────────────────────────────
 
 const root = join(__dirname, '..');

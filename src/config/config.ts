@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
+import { readDocumentManifest, type DocumentManifest } from './documents';
 
 /**
  * Every setting the service reads, parsed and checked once at start. Nothing else in src/
@@ -48,6 +49,9 @@ const envSchema = z.object({
     .regex(/^(auto|[1-9]\d*)$/, 'must be a whole number of workers (at least 1) or auto')
     .optional()
     .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
+  PUBLIC_CACHE_SECONDS: intSetting(0).pipe(z.number().max(31_536_000, 'must be at most 31536000 (a year)')),
+  GRAPHQL_DOCUMENTS: z.string().optional(),
+  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'only']).optional().default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
 });
 
@@ -79,6 +83,12 @@ export interface Config {
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
+  /** max-age of public reads (GET /posts, GET /posts/:id, anonymous GraphQL GET queries); 0 = revalidate each time. */
+  publicCacheSeconds: number;
+  /** The trusted documents manifest (GRAPHQL_DOCUMENTS), read and checked at start. */
+  graphqlDocuments: DocumentManifest | undefined;
+  /** `only`: GraphQL runs manifest documents only (graphql/documents.ts). */
+  graphqlTrustedDocuments: 'off' | 'only';
   /** HTTP worker processes sharing the port (node:cluster); 1 runs the server in the one process. */
   webConcurrency: number;
   /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
@@ -122,6 +132,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (e.DATABASE_REPLICA_URLS.length && !e.DATABASE_URL) {
     throw new ConfigError('DATABASE_REPLICA_URLS: needs DATABASE_URL (replicas are standbys of a primary you run, not of the embedded database)');
   }
+  if (e.GRAPHQL_TRUSTED_DOCUMENTS === 'only' && !e.GRAPHQL_DOCUMENTS) {
+    throw new ConfigError('GRAPHQL_TRUSTED_DOCUMENTS=only: needs GRAPHQL_DOCUMENTS (the manifest of the documents that may run)');
+  }
+  let graphqlDocuments: DocumentManifest | undefined;
+  try {
+    graphqlDocuments = e.GRAPHQL_DOCUMENTS === undefined ? undefined : readDocumentManifest(e.GRAPHQL_DOCUMENTS);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   return Object.freeze({
     env: e.NODE_ENV,
     port: e.PORT,
@@ -144,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     subscriptionConnectionsPerIp: e.SUBSCRIPTION_CONNECTIONS_PER_IP,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
+    publicCacheSeconds: e.PUBLIC_CACHE_SECONDS,
+    graphqlDocuments,
+    graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS,
     webConcurrency: e.WEB_CONCURRENCY,
     // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
     underNpm: Boolean(env.npm_lifecycle_event),

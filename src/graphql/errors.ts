@@ -42,16 +42,19 @@ export function formatError(log: Logger) {
 /** Apollo's codes for a request that could not be parsed, validated or bound to its variables. */
 const REQUEST_ERROR_CODES = new Set([
   'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'OPERATION_RESOLUTION_FAILURE',
-  'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED',
+  'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'PERSISTED_QUERY_ONLY',
 ]);
 
 /** The codes the service answers with; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
 const SERVICE_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
 
+/** CONTRACT 17's codes for persisted documents, kept as they are: clients act on them (an APQ link retries with the text). */
+const DOCUMENT_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_ONLY']);
+
 function clientCode(code: unknown): string {
   if (code === undefined) return 'BAD_USER_INPUT';
-  if (typeof code === 'string' && SERVICE_CODES.has(code)) return code;
+  if (typeof code === 'string' && (SERVICE_CODES.has(code) || DOCUMENT_CODES.has(code))) return code;
   // GRAPHQL_PARSE_FAILED, GRAPHQL_VALIDATION_FAILED, BAD_REQUEST, OPERATION_RESOLUTION_FAILURE,
-  // PERSISTED_QUERY_NOT_FOUND / _NOT_SUPPORTED: all about what the client sent.
+  // PERSISTED_QUERY_NOT_SUPPORTED: all about what the client sent.
   return 'BAD_USER_INPUT';
 }

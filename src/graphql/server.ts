@@ -5,6 +5,7 @@ import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import { argumentErrorsPlugin } from './argument-errors';
 import { formatError } from './errors';
+import { graphqlHttpPlugin } from './http';
 import { limitRules } from './limits';
 import { operationLogPlugin } from './operation-log';
 
@@ -31,7 +32,7 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
       // Apollo's own landing pages load from a CDN; the IDE is graphql/ide.ts, from local files.
       ApolloServerPluginLandingPageDisabled(),
       // No cache hints are used; left on, its per-field hook makes Apollo wrap every resolver
-      // (about 8% of the CPU of the benchmark's posts query). Its one effect, `no-store`, is set below.
+      // (about 8% of the CPU of the benchmark's posts query). Cache-Control is graphql/http.ts's.
       ApolloServerPluginCacheControlDisabled(),
       // Nothing is ever reported to Apollo's cloud, whatever APOLLO_KEY the environment holds.
       ApolloServerPluginUsageReportingDisabled(),
@@ -40,7 +41,6 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
       operationLogPlugin(),
       argumentErrorsPlugin<RequestContext>(opts.log),
       {
-        // GraphQL errors answer HTTP 200 with `errors`, whatever their kind.
         async requestDidStart() {
           return {
             // Apollo would run a subscription's resolver once, as a query field: they live on WebSocket.
@@ -49,14 +49,12 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
                 throw new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) at /graphql', { extensions: { code: 'BAD_REQUEST' } });
               }
             },
-            async willSendResponse({ response }) {
-              response.http.status = 200;
-              // Answers carry user data (`me`, tokens): no shared or browser cache may keep them.
-              response.http.headers.set('cache-control', 'no-store');
-            },
           };
         },
       },
+      // HTTP status by media type (200 under application/json, 4xx for request errors under
+      // application/graphql-response+json), and what may be cached.
+      graphqlHttpPlugin,
     ],
   });
 }

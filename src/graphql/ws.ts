@@ -28,6 +28,7 @@ import type { AppDeps, Services } from '../modules/services';
 import { formatError } from './errors';
 import { limitRules } from './limits';
 import { LiveHub, type Delivery, type LiveContext } from './live';
+import type { TrustedDocuments } from './documents';
 
 /** Operations one connection may run at once. */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 50;
@@ -55,6 +56,8 @@ export interface SubscriptionServerOptions {
   resolveTenant: TenantResolver;
   state: { draining: boolean };
   metrics: SubscriptionMetrics;
+  /** Trusted documents: `extensions.documentId`, and in `only` mode nothing but manifest documents. */
+  documents?: TrustedDocuments;
 }
 
 /**
@@ -144,9 +147,16 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
         if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
           return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection`, { extensions: { code: 'TOO_MANY_REQUESTS' } })];
         }
+        // A manifest document named by `extensions.documentId`, or (in `only` mode) sent as its exact text.
+        let text = payload.query;
+        if (opts.documents) {
+          const r = opts.documents.resolveSubscribe(payload);
+          if (r.kind === 'refused') return [r.error];
+          if (r.kind === 'document') text = r.query;
+        }
         let document;
         try {
-          document = parse(payload.query, { maxTokens: 5000 });
+          document = parse(text, { maxTokens: 5000 });
         } catch (err) {
           return [err as GraphQLError];
         }
@@ -159,7 +169,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
           { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: op?.name?.value ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
           'subscribe',
         );
-        sameOperation.set(document, JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null]));
+        sameOperation.set(document, JSON.stringify([text, payload.operationName ?? null, payload.variables ?? null]));
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
       },
       subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
@@ -171,7 +181,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
 
   const refuse = (socket: Duplex, status: number, text: string, message: string) => {
     const body = JSON.stringify({ message });
-    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   };
 
   return {

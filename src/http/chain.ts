@@ -9,10 +9,11 @@ import { API_HEADERS } from './security';
 
 /**
  * The first middleware of the chain (app.ts), so no answer can miss it: the request's id, the
- * API's security headers, and at close its log line and metric, labelled by the Express route
- * that answered (`req.route.path`, never the raw path). A path segment that cannot be
- * URI-decoded becomes `-`, so the route answers as it does for any invalid value (the resource's
- * own 404, after authentication) rather than Express's 400 for a bad parameter.
+ * API's security headers, `Cache-Control: no-store` (public reads replace it, http/caching.ts),
+ * and at close its log line and metric, labelled by the Express route that answered
+ * (`req.route.path`, never the raw path). A path segment that cannot be URI-decoded becomes
+ * `-`, so the route answers as it does for any invalid value (the resource's own 404, after
+ * authentication) rather than Express's 400 for a bad parameter.
  */
 export function requestStart(o: { log: Logger; metrics: Metrics }): RequestHandler {
   return (req, res, next) => {
@@ -46,6 +47,8 @@ function stamp(o: { log: Logger; metrics: Metrics }, req: Request, res: Response
   res.locals.requestId = requestId;
   res.setHeader('x-request-id', requestId);
   for (let i = 0; i < API_HEADERS.length; i++) res.setHeader(API_HEADERS[i][0], API_HEADERS[i][1]);
+  // No cache may keep an answer unless it is a public read, which says so itself (http/caching.ts).
+  res.setHeader('Cache-Control', 'no-store');
   // The path as it came: routing may rewrite req.url.
   const url = req.url;
   res.on('close', () => {

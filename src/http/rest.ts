@@ -8,6 +8,8 @@ import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
 import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
+import { anonymous, REST_VARY, sendNotModified, sendPublic } from './caching';
+import type { Revalidation } from './revalidation';
 import type { Method, Reply, RestRequest, RouteDef } from './routes';
 
 export interface RestDeps {
@@ -15,6 +17,10 @@ export interface RestDeps {
   tokens: TokenService;
   resolveTenant: TenantResolver;
   inFlight: InFlight;
+  /** PUBLIC_CACHE_SECONDS: max-age of a public read's 200 (RouteDef.publicRead). */
+  publicCacheSeconds: number;
+  /** 304 without building the page when nothing changed (absent with read replicas). */
+  revalidation?: Revalidation;
 }
 
 /**
@@ -63,7 +69,23 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // Anonymous callers of a route that only reads may be served by a replica (db/replicas.ts);
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
-      respond(res, await def.handler(new ExpressRestRequest(req, def.method === 'get' ? undefined : bodyOf(req)), ctx));
+      const publicRead = def.publicRead && anonymous(req) && ctx.tenantId === null;
+      // A revalidation of a page nothing has changed since: 304 without building it (http/revalidation.ts).
+      const ifNoneMatch = req.headers['if-none-match'];
+      let version: string | undefined;
+      if (publicRead && ifNoneMatch && deps.revalidation) {
+        const known = await deps.revalidation.check(req.url, ifNoneMatch);
+        if ('notModified' in known) return sendNotModified(res, known.notModified, { seconds: deps.publicCacheSeconds, vary: REST_VARY });
+        version = known.version;
+      }
+      const reply = await def.handler(new ExpressRestRequest(req, def.method === 'get' ? undefined : bodyOf(req)), ctx);
+      // A public read's 200 to an anonymous caller: ETag, public Cache-Control, 304 when unchanged.
+      if (publicRead && reply.status === 200) {
+        const tag = sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY });
+        if (version !== undefined) deps.revalidation!.remember(req.url, tag, version);
+        return;
+      }
+      respond(res, reply);
     });
 }
 
@@ -91,6 +113,8 @@ class ExpressRestRequest implements RestRequest {
   }
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The parsed JSON body; a body sent in another content type (or none) is UnreadBody, not "no body". */
 function bodyOf(req: Request): unknown {
   if (req.body !== undefined || !hasBody(req)) return req.body;
@@ -101,10 +125,15 @@ function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** Writes a route's Reply: a value as JSON, or JSON text as it is. */
+/**
+ * Writes a route's Reply: a value as JSON, or JSON text as it is. Not cacheable: the chain's
+ * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
+ */
 export function respond(res: Response, reply: Reply): void {
-  sendJsonText(res, reply.status, 'json' in reply ? reply.json : JSON.stringify(reply.body));
+  sendJsonText(res, reply.status, replyText(reply));
 }
+
+const replyText = (reply: Reply): string => ('json' in reply ? reply.json : JSON.stringify(reply.body));
 
 /**
  * The request's RequestContext, kept in `res.locals.ctx` for its log line. The client IP is

@@ -38,4 +38,10 @@ export interface RouteDef {
    * (db/replicas.ts). Only for routes that read and never write.
    */
   staleReadsOk?: true;
+  /**
+   * Its 200 to an anonymous caller (no Authorization, no X-Tenant-Id) is the same for everyone:
+   * a public read, with a strong ETag, `Cache-Control: public` and 304 on a matching
+   * If-None-Match (http/caching.ts). Every other answer of every route is `no-store`.
+   */
+  publicRead?: true;
 }

@@ -80,16 +80,18 @@ const DOCUMENT_HEADERS: readonly [string, string][] = helmetHeaders(helmetPolicy
 /**
  * CORS from CORS_ORIGINS: empty means no cross-origin access at all (no CORS headers, so a
  * browser refuses the answer); otherwise only the listed origins, which may send the bearer
- * token and the tenant header. Preflights are answered here (204), before the 404/405 guard,
- * which would otherwise see an OPTIONS request for a path. Credentials (cookies) are never used.
+ * token, the tenant header and If-None-Match, and read ETag. Preflights are answered here (204),
+ * before the 404/405 guard, which would otherwise see an OPTIONS request for a path. Credentials
+ * (cookies) are never used.
  */
 export function corsPolicy(origins: readonly string[]): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   if (origins.length === 0) return (_req, _res, next) => next();
   return cors({
     origin: [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id'],
-    exposedHeaders: ['Retry-After', 'X-Request-Id'],
+    // If-None-Match and ETag: a script may revalidate public reads itself (http/caching.ts).
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id', 'If-None-Match'],
+    exposedHeaders: ['Retry-After', 'X-Request-Id', 'ETag'],
     credentials: false,
     maxAge: 600,
     optionsSuccessStatus: 204,

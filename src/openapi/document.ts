@@ -27,7 +27,10 @@ offered over GraphQL at \`/graphql\` (see \`schema/schema.graphql\`).
   Check order: 401 → 404 → 403 → 422.
 - **Lists** (\`/posts\`, \`/trash\`, \`/admin/users\`): \`paginate=page\` (default), \`simple\` or \`cursor\`
   selects the response shape. Pagination keys are camelCase; records are snake_case.
-- **Request ids**: every answer carries \`x-request-id\` (yours when you send a sane one), also in the logs.`;
+- **Request ids**: every answer carries \`x-request-id\` (yours when you send a sane one), also in the logs.
+- **Caching**: \`GET /posts\`, \`GET /posts/{id}\` and \`GET /graphql\` queries, asked without \`Authorization\` and
+  \`x-tenant-id\`, answer with a strong \`ETag\` and \`Cache-Control: public\` and take \`If-None-Match\` (304 while
+  unchanged); every other answer is \`Cache-Control: no-store\`.`;
 
 /**
  * package.json's `UNLICENSED`: all rights reserved. No SPDX licence applies, so the identifier is
@@ -56,7 +59,15 @@ export function buildOpenApiDocument(): OpenApiDocument {
       schemas,
       parameters,
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /auth/register or /auth/login' } },
-      headers: { RequestId: { description: 'The request id (the caller\'s `x-request-id` when sane, else a generated UUID)', schema: { type: 'string' } } },
+      headers: {
+        RequestId: { description: 'The request id (the caller\'s `x-request-id` when sane, else a generated UUID)', schema: { type: 'string' } },
+        ETag: { description: 'Strong entity tag of this answer (a hash of its bytes); sent only to anonymous callers', schema: { type: 'string', pattern: '^"[^"]*"$' } },
+        CacheControl: {
+          description: '`public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer',
+          schema: { type: 'string' },
+        },
+        Vary: { description: 'The request headers the answer depends on besides the URL: `Authorization, X-Tenant-Id` (GraphQL adds `Accept`)', schema: { type: 'string' } },
+      },
     },
   };
 }

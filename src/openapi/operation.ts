@@ -47,6 +47,11 @@ export interface OperationSpec {
    * `rejected(request, parse)` with the route's own parsing (examples.ts).
    */
   invalid?: InvalidRequest | Invalid;
+  /**
+   * A public read (http/caching.ts): its 200 carries ETag, Cache-Control and Vary, it takes
+   * If-None-Match, and answers 304 without a body when the tag matches.
+   */
+  cached?: boolean;
 }
 
 type Invalid = ReturnType<typeof rejected>;
@@ -60,6 +65,12 @@ export const INVALID_REQUESTS = new Map<string, Invalid>();
 /** The component name of a request body `ref`. */
 const bodyName = (body: Schema) => String(body.$ref).split('/').pop()!;
 
+const cacheHeaders = {
+  ETag: { $ref: '#/components/headers/ETag' },
+  'Cache-Control': { $ref: '#/components/headers/CacheControl' },
+  Vary: { $ref: '#/components/headers/Vary' },
+};
+
 /** One documented operation: its success answer, every error with its messages, and the request id header. */
 export function operation(spec: OperationSpec): Operation {
   const responses: Record<string, Response> = {
@@ -71,6 +82,13 @@ export function operation(spec: OperationSpec): Operation {
         : json(spec.success.schema, spec.success.example),
     },
   };
+  if (spec.cached) {
+    Object.assign(responses[spec.success.status].headers!, cacheHeaders);
+    responses['304'] = {
+      description: 'Not modified: the `If-None-Match` tag is the current one (anonymous callers only). No body.',
+      headers: { ...requestIdHeader, ...cacheHeaders },
+    };
+  }
   // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
   if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
   const errors = { ...spec.errors };
@@ -90,7 +108,8 @@ export function operation(spec: OperationSpec): Operation {
   const op: Operation = { operationId: spec.id, summary: spec.summary, tags: [spec.tag], responses };
   if (spec.description) op.description = spec.description;
   op.security = spec.auth === true ? [{ bearerAuth: [] }] : spec.auth === 'optional' ? [{}, { bearerAuth: [] }] : [];
-  if (spec.params?.length) op.parameters = spec.params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
+  const params = spec.cached ? [...(spec.params ?? []), 'IfNoneMatch'] : spec.params;
+  if (params?.length) op.parameters = params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
   if (spec.body) op.requestBody = { required: true, content: json(spec.body, REQUEST_BODIES[bodyName(spec.body)]?.example) };
   return op;
 }

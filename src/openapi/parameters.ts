@@ -29,6 +29,12 @@ export const parameters: Record<string, Parameter> = {
     description: 'The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users.',
     schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
   },
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    description: 'An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304.',
+    schema: { type: 'string' },
+  },
   VerifyToken: { name: 'token', in: 'path', required: true, description: 'The verification token from the email (never logged).', schema: { type: 'string' } },
 };
 

@@ -83,20 +83,29 @@ export const opsPaths: Paths = {
       tag: 'graphql',
       auth: 'optional',
       summary: 'GraphQL query over GET (or the GraphiQL IDE for browsers outside production)',
-      description: 'With `query` (and optional `variables`, `operationName`): a GraphQL query. Errors answer 200 with `errors`. Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.',
+      description:
+        'With `query` or `documentId` (and optional `variables`, `operationName`, `extensions`): a GraphQL query. Errors answer 200 with `errors`; ' +
+        'a client that prefers `application/graphql-response+json` gets that type, and 400 (405 for a mutation) with `errors` and no `data` when nothing ran. ' +
+        'An anonymous query answered without errors is cacheable (ETag, 304). Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.',
       params: [
         { name: 'query', in: 'query', description: 'GraphQL document (queries only over GET)', schema: { type: 'string' } },
+        { name: 'documentId', in: 'query', description: 'Instead of `query`: `sha256:<hex>` (or `<hex>`) of a document in the trusted documents manifest (GRAPHQL_DOCUMENTS)', schema: { type: 'string' } },
         { name: 'variables', in: 'query', description: 'JSON object', schema: { type: 'string' } },
         { name: 'operationName', in: 'query', schema: { type: 'string' } },
+        { name: 'extensions', in: 'query', description: 'JSON object (e.g. `persistedQuery` for automatic persisted queries)', schema: { type: 'string' } },
       ],
       success: { status: 200, description: 'GraphQL response, or the GraphiQL page for browsers', schema: ref('GraphQLResponse'), alsoHtml: true },
+      cached: true,
     }),
     post: operation({
       id: 'graphqlPost',
       tag: 'graphql',
       auth: 'optional',
       summary: 'GraphQL query or mutation',
-      description: 'The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`.',
+      description:
+        'The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`; ' +
+        'a client that prefers `application/graphql-response+json` gets that type, and 400 (413 for a body over 1 MB) with `errors` and no `data` when nothing ran. ' +
+        'Send `documentId` instead of `query` to run a trusted document (GRAPHQL_DOCUMENTS).',
       body: ref('GraphQLRequest'),
       validates: false,
       success: { status: 200, description: 'GraphQL response', schema: ref('GraphQLResponse') },
@@ -105,7 +114,9 @@ export const opsPaths: Paths = {
 };
 
 // Apollo answers malformed GraphQL envelopes itself (400, GraphQL-shaped body): either shape may come.
+// Under application/graphql-response+json the 200, 400 and 413 are GraphQL responses of that type.
 for (const op of [opsPaths['/graphql'].get!, opsPaths['/graphql'].post!]) {
   const content = op.responses['400'].content!['application/json'];
   content.schema = { anyOf: [content.schema, ref('GraphQLResponse')] };
+  for (const status of ['200', '400', '413']) op.responses[status].content!['application/graphql-response+json'] = { schema: ref('GraphQLResponse') };
 }

@@ -22,6 +22,7 @@ export const postPaths: Paths = {
       errors: { 422: ['Validation failed'], ...DB_503 },
       // As GET /posts parses its query: the filters and the paging together, every problem listed.
       invalid: rejected({ query: { page: '0', published: 'maybe' } }, ({ query }) => parseAll(() => parseInput(postFiltersInput, query), () => listRequestFromQuery(query))),
+      cached: true,
     }),
     post: operation({
       id: 'createPost',
@@ -43,6 +44,7 @@ export const postPaths: Paths = {
       params: ['PostId'],
       success: { status: 200, description: 'The post with its author and comments', schema: ref('Post'), example: commentedPostExample },
       errors: { 404: ['Post not found'], ...DB_503 },
+      cached: true,
     }),
     delete: operation({
       id: 'deletePost',

@@ -112,8 +112,14 @@ export const schemas: Record<string, Schema> = {
   ...requestBodySchemas,
   GraphQLRequest: {
     type: 'object',
-    required: ['query'],
-    properties: { query: { type: 'string' }, variables: { type: ['object', 'null'] }, operationName: { type: ['string', 'null'] } },
+    description: '`query`, or `documentId` naming a trusted document, or `extensions.persistedQuery` (automatic persisted queries)',
+    properties: {
+      query: { type: 'string' },
+      documentId: { type: 'string', description: '`sha256:<hex>` or `<hex>` of a document in the GRAPHQL_DOCUMENTS manifest' },
+      variables: { type: ['object', 'null'] },
+      operationName: { type: ['string', 'null'] },
+      extensions: { type: ['object', 'null'] },
+    },
   },
   GraphQLResponse: {
     type: 'object',

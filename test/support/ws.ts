@@ -23,7 +23,8 @@ export interface WsConnection {
   connected: Promise<void>;
   /** Resolves with the close code and reason the server closed with. */
   closed: Promise<{ code: number; reason: string }>;
-  subscribe<T = any>(query: string, variables?: Record<string, unknown>): Received<T>;
+  /** `extensions` go in the subscribe payload as they are (e.g. `{ documentId }`, trusted documents). */
+  subscribe<T = any>(query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>): Received<T>;
   dispose(): Promise<void>;
 }
 
@@ -54,7 +55,7 @@ export function connect(app: TestApp, connectionParams: Record<string, unknown> 
     client,
     connected,
     closed,
-    subscribe<T>(query: string, variables?: Record<string, unknown>) {
+    subscribe<T>(query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>) {
       const waiters: { n: number; resolve: (r: ExecutionResult<T>) => void }[] = [];
       let settle!: (err?: unknown) => void;
       const received: Received<T> = {
@@ -69,7 +70,7 @@ export function connect(app: TestApp, connectionParams: Record<string, unknown> 
       };
       received.ended.catch(() => undefined);
       received.unsubscribe = client.subscribe<T>(
-        { query, variables },
+        extensions ? { query, variables, extensions } : { query, variables },
         {
           next(value) {
             received.results.push(value);

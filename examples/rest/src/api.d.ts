@@ -551,13 +551,13 @@ export interface paths {
         };
         /**
          * GraphQL query over GET (or the GraphiQL IDE for browsers outside production)
-         * @description With `query` (and optional `variables`, `operationName`): a GraphQL query. Errors answer 200 with `errors`. Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.
+         * @description With `query` or `documentId` (and optional `variables`, `operationName`, `extensions`): a GraphQL query. Errors answer 200 with `errors`; a client that prefers `application/graphql-response+json` gets that type, and 400 (405 for a mutation) with `errors` and no `data` when nothing ran. An anonymous query answered without errors is cacheable (ETag, 304). Without `query` and with `Accept: text/html`, outside production: the GraphiQL IDE.
          */
         get: operations["graphqlGet"];
         put?: never;
         /**
          * GraphQL query or mutation
-         * @description The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`.
+         * @description The same operations and rules as REST (see schema/schema.graphql). Errors answer 200 with `errors[0].message` and `extensions.code`; a client that prefers `application/graphql-response+json` gets that type, and 400 (413 for a body over 1 MB) with `errors` and no `data` when nothing ran. Send `documentId` instead of `query` to run a trusted document (GRAPHQL_DOCUMENTS).
          */
         post: operations["graphqlPost"];
         delete?: never;
@@ -741,10 +741,14 @@ export interface components {
             /** @description 1–100,000 characters; counted after trimming */
             body: string;
         };
+        /** @description `query`, or `documentId` naming a trusted document, or `extensions.persistedQuery` (automatic persisted queries) */
         GraphQLRequest: {
-            query: string;
+            query?: string;
+            /** @description `sha256:<hex>` or `<hex>` of a document in the GRAPHQL_DOCUMENTS manifest */
+            documentId?: string;
             variables?: Record<string, never> | null;
             operationName?: string | null;
+            extensions?: Record<string, never> | null;
         };
         GraphQLResponse: {
             data?: Record<string, never> | null;
@@ -840,6 +844,8 @@ export interface components {
         UserId: number;
         /** @description The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users. */
         TenantId: string;
+        /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
+        IfNoneMatch: string;
         /** @description The verification token from the email (never logged). */
         VerifyToken: string;
     };
@@ -847,6 +853,12 @@ export interface components {
     headers: {
         /** @description The request id (the caller's `x-request-id` when sane, else a generated UUID) */
         RequestId: string;
+        /** @description Strong entity tag of this answer (a hash of its bytes); sent only to anonymous callers */
+        ETag: string;
+        /** @description `public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer */
+        CacheControl: string;
+        /** @description The request headers the answer depends on besides the URL: `Authorization, X-Tenant-Id` (GraphQL adds `Accept`) */
+        Vary: string;
     };
     pathItems: never;
 }
@@ -1933,7 +1945,10 @@ export interface operations {
                 /** @description Only posts of this user id; not a positive integer → 422. */
                 author?: components["parameters"]["Author"];
             };
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1943,6 +1958,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1992,6 +2010,17 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["PostPage"] | components["schemas"]["PostSimplePage"] | components["schemas"]["PostCursorPage"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` tag is the current one (anonymous callers only). No body. */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
             400: {
@@ -2231,7 +2260,10 @@ export interface operations {
     getPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -2244,6 +2276,9 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2282,6 +2317,17 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["Post"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` tag is the current one (anonymous callers only). No body. */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
             400: {
@@ -4757,11 +4803,18 @@ export interface operations {
             query?: {
                 /** @description GraphQL document (queries only over GET) */
                 query?: string;
+                /** @description Instead of `query`: `sha256:<hex>` (or `<hex>`) of a document in the trusted documents manifest (GRAPHQL_DOCUMENTS) */
+                documentId?: string;
                 /** @description JSON object */
                 variables?: string;
                 operationName?: string;
+                /** @description JSON object (e.g. `persistedQuery` for automatic persisted queries) */
+                extensions?: string;
             };
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4771,12 +4824,27 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GraphQLResponse"];
                     "text/html": string;
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` tag is the current one (anonymous callers only). No body. */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
             400: {
@@ -4794,6 +4862,7 @@ export interface operations {
                         /** @enum {string} */
                         message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
                     } & components["schemas"]["Error"]) | components["schemas"]["GraphQLResponse"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
             /** @description `Payload too large` */
@@ -4812,6 +4881,7 @@ export interface operations {
                         /** @enum {string} */
                         message?: "Payload too large";
                     } & components["schemas"]["Error"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
         };
@@ -4837,6 +4907,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphQLResponse"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
             /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
@@ -4855,6 +4926,7 @@ export interface operations {
                         /** @enum {string} */
                         message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
                     } & components["schemas"]["Error"]) | components["schemas"]["GraphQLResponse"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
             /** @description `Payload too large` */
@@ -4873,6 +4945,7 @@ export interface operations {
                         /** @enum {string} */
                         message?: "Payload too large";
                     } & components["schemas"]["Error"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
         };

@@ -19,6 +19,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       method: 'get',
       path: '/posts',
       staleReadsOk: true,
+      publicRead: true,
       handler: async (req, ctx) => replyJson(jsonListText(await posts.list(ctx, req.query, () => listRequestFromQuery(req.query), req.path, 'json'))),
     },
     {
@@ -30,6 +31,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
       method: 'get',
       path: '/posts/:id',
       staleReadsOk: true,
+      publicRead: true,
       handler: async (req, ctx) => replyJson((await posts.get(ctx, req.params.id, 'json')).json),
     },
     {
