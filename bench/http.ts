@@ -3,6 +3,7 @@ import { request } from 'node:http';
 export interface SimpleResponse {
   status: number;
   body: any;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -23,7 +24,7 @@ export function call(base: string, method: string, path: string, opts: { headers
         try {
           body = JSON.parse(text);
         } catch { /* not JSON */ }
-        resolve({ status: res.statusCode ?? 0, body });
+        resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
       });
     });
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path}: no answer in 30 s`)));

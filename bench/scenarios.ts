@@ -142,7 +142,7 @@ function options(target: Target, next: () => Req, extra: Partial<Options> = {}):
   });
 }
 
-function summarise(r: Result, sqlPerRequest: number | null, rssMb: number, cpu: { node: number; pg: number }): Measurement {
+function summarise(r: Result, sqlPerRequest: number | null, rssMb: number, cpu: { node: number; pg: number }, expected?: number): Measurement {
   const statusCodes: Record<string, number> = {};
   let responses = 0;
   for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
@@ -153,7 +153,8 @@ function summarise(r: Result, sqlPerRequest: number | null, rssMb: number, cpu: 
     rps: responses / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    errors: r.errors + r.non2xx, // autocannon's `errors` already includes timeouts
+    // autocannon's `errors` already includes timeouts; a revalidation scenario expects its 304s.
+    errors: expected === undefined ? r.errors + r.non2xx : r.errors + responses - (statusCodes[expected] ?? 0),
     responses,
     sqlPerRequest,
     rssMb,
@@ -181,6 +182,27 @@ async function sqlPerRequest(target: Target, sql: SqlStats, next: () => Req): Pr
   return Math.max(0, total - sql.backgroundPerSecond * ((Date.now() - started) / 1000)) / n;
 }
 
+/**
+ * Revalidations of public reads (304): `count` random requests of `make` are asked once for their
+ * ETag; the scenario then sends them again with If-None-Match, so the service answers 304 (nothing
+ * changes during the run). Only a 304 counts as an answer, anything else as an error.
+ */
+async function revalidations(target: Target, make: () => Req, count = 200): Promise<() => Req> {
+  const tagged: Req[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = make();
+    const res = await call(target.url, r.method, r.path, { headers: r.headers });
+    const tag = res.headers.etag;
+    if (res.status !== 200 || typeof tag !== 'string') throw new Error(`${target.name}: ${r.path} → ${res.status} without an ETag`);
+    tagged.push({ ...r, headers: { ...r.headers, 'if-none-match': tag } });
+  }
+  let i = 0;
+  return () => {
+    const r = tagged[i++ % tagged.length];
+    return { ...r, headers: { ...r.headers } };
+  };
+}
+
 /** Warm-up, the measured run with RSS sampled, then SQL per request. `alongside` runs with it (the storm). */
 async function measure(
   target: Target,
@@ -188,6 +210,7 @@ async function measure(
   next: () => Req,
   extra: Partial<Options> = {},
   alongside?: (duration: number) => Options,
+  expected?: number,
 ): Promise<Measurement> {
   const build = options(target, next, extra);
   const phase = (what: string) => process.env.BENCH_VERBOSE === '1' && process.stderr.write(`  [${new Date().toISOString().slice(11, 19)} ${target.name}] ${what}\n`);
@@ -207,7 +230,7 @@ async function measure(
   phase('drain');
   await waitIdle([target.pid]); // requests abandoned at the end still run: let them finish first
   phase('count SQL');
-  return summarise(main, await sqlPerRequest(target, sql, next), rss, cpu);
+  return summarise(main, await sqlPerRequest(target, sql, next), rss, cpu, expected);
 }
 
 /** Logs in a few seeded users on this target for the write scenarios (a failed login is retried). */
@@ -243,6 +266,9 @@ export const scenarios: Scenario[] = [
     run: (t, s) => measure(t, s, graphqlFor(t)),
   },
   { key: 'show', label: 'REST GET /posts/:id', peers: rest, run: (t, s) => measure(t, s, showPost) },
+  // The same reads revalidated by a cache that holds them (304, no body): what a 304 costs next to the full answer.
+  { key: 'list304', label: 'REST GET /posts?page=N, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, listPosts), {}, undefined, 304) },
+  { key: 'show304', label: 'REST GET /posts/:id, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, showPost), {}, undefined, 304) },
   { key: 'simple', label: 'REST GET /posts?paginate=simple&page=N', peers: rest, run: (t, s) => measure(t, s, simplePosts) },
   { key: 'cursor', label: 'REST GET /posts?paginate=cursor&cursor=C', peers: rest, run: (t, s) => measure(t, s, cursorPosts) },
   { key: 'trash', label: 'REST GET /trash?page=N (moderator)', peers: rest, run: (t, s) => measure(t, s, trashList) },

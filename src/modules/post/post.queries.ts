@@ -107,7 +107,7 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
   };
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
-      // A deferred join: the slice's ids first, read from an index alone where the filters allow
+      // A page with an OFFSET is a deferred join: the slice's ids first, read from an index alone where the filters allow
       // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
       // OFFSET skips), then only those rows with their authors. Joined or read whole before
       // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
@@ -120,13 +120,19 @@ export function postSource(ctx: RequestContext, shape: PostShape, filters: Recor
       const rows = await shapes.rows<PostRow>(ctx, key, values, async (n) => {
         const em = ctx.em;
         const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
-        const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), offset === undefined ? undefined : n(at + 1));
-        await ids.applyFilters(filters);
         const qb = em
           .createQueryBuilder(Post, 'p')
           .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
-          .where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>)
           .orderBy(orderBy as never);
+        if (offset === undefined) {
+          // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
+          qb.where(w).limit(n(at));
+          await qb.applyFilters(filters);
+        } else {
+          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), n(at + 1));
+          await ids.applyFilters(filters);
+          qb.where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>);
+        }
         await leftJoinAuthor(em, qb, 'u', 'p');
         if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
         if (shape === 'view') return qb.getKnexQuery().toSQL();
