@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
 import { call } from './http';
 import { distPath, ensureBenchPackage, startTarget, type Target } from './processes';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, type Measurement } from './scenarios';
@@ -183,6 +183,7 @@ async function main(): Promise<void> {
         NODE_ENV: 'production',
         SMTP_URL: 'smtp://127.0.0.1:1',
         APP_URL: 'http://bench.invalid',
+        METRICS_TOKEN: BENCH_METRICS_TOKEN,
         AUTH_RATE_LIMIT_PER_MINUTE: '0',
         // The realtime scenario opens thousands of WebSockets from this one address.
         SUBSCRIPTION_CONNECTIONS_PER_IP: '0',

@@ -8,7 +8,7 @@ import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
 import { graphqlHttp } from './graphql/http';
-import { createMetrics, type Metrics } from './http/metrics';
+import { createMetrics, metricsGuards, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
@@ -107,7 +107,9 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
         },
       ],
     });
-    mountPath(router, '/metrics', { get: [metrics.handler] });
+    // CONTRACT 18: behind METRICS_TOKEN when set; in production without one, not served at all (404).
+    const guards = metricsGuards({ token: deps.config.metricsToken, production });
+    if (guards) mountPath(router, '/metrics', { get: [...guards, metrics.handler] });
     const openapi = openApiHandlers();
     mountPath(router, '/openapi.json', { get: [openapi.document] });
     // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).

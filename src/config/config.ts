@@ -49,6 +49,7 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  METRICS_TOKEN: z.string().optional(),
 });
 
 export interface Config {
@@ -79,6 +80,11 @@ export interface Config {
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
   logLevel: string;
+  /**
+   * The bearer token the scraper sends for /metrics (CONTRACT 18). Without it /metrics is open in
+   * development and not served at all in production.
+   */
+  metricsToken: string | undefined;
   /** HTTP worker processes sharing the port (node:cluster); 1 runs the server in the one process. */
   webConcurrency: number;
   /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
@@ -144,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     subscriptionConnectionsPerIp: e.SUBSCRIPTION_CONNECTIONS_PER_IP,
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
+    metricsToken: e.METRICS_TOKEN,
     webConcurrency: e.WEB_CONCURRENCY,
     // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
     underNpm: Boolean(env.npm_lifecycle_event),
