@@ -14,7 +14,8 @@ import { closeOrm, initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
 import cluster from 'node:cluster';
-import { clusterMetrics, runPrimary, watchParent } from './cluster';
+import { clusterMetrics, followReplicas, jobsWhenChosen, runPrimary, watchParent } from './cluster';
+import { readRoutingOf } from './db/replicas';
 
 class StartError extends Error {}
 
@@ -67,8 +68,11 @@ async function main(): Promise<void> {
     orm = await initOrm({
       clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
       onDriverWarning: (message) => log.warn({ source: 'knex' }, message),
+      // A cluster's primary measures the replicas for every worker (src/cluster.ts).
+      replicaStatus: cluster.isWorker ? 'told' : 'measure',
     });
     if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
+    else await followReplicas(readRoutingOf(orm));
     built = await createApp({ config: { ...config, jwtSecret }, orm, log });
     // The callback also hears a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
@@ -83,7 +87,10 @@ async function main(): Promise<void> {
   const db = orm;
   server.keepAliveTimeout = 5_000;
   if (cluster.isWorker) built.metrics.exposition = clusterMetrics(built.metrics.registry);
-  built.startJobs();
+  let stopping = false;
+  // Once per instance: a cluster's primary chooses the worker that runs them (src/cluster.ts).
+  if (cluster.isWorker) jobsWhenChosen(() => !stopping && built.startJobs());
+  else built.startJobs();
 
   // The bound port, not the setting: PORT=0 asks the system for a free one.
   const base = `http://localhost:${(server.address() as AddressInfo).port}`;
@@ -105,7 +112,6 @@ async function main(): Promise<void> {
     { name: 'orm', run: () => closeOrm(db) },
     { name: 'database', run: async () => embedded?.stop() },
   ];
-  let stopping = false;
   const shutdown = async (reason: string) => {
     if (stopping) return;
     stopping = true;

@@ -89,7 +89,10 @@ export interface Config {
   webConcurrency: number;
   /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
   underNpm: boolean;
-  /** Mail outbox polling and the first retry delay; tests shorten them. */
+  /**
+   * The mail outbox's safety poll (it is woken by the NOTIFY of each queued mail, modules/mail)
+   * and the first retry delay; tests shorten them.
+   */
   mailPollMs: number;
   mailRetryBaseMs: number;
   /**
@@ -154,7 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     webConcurrency: e.WEB_CONCURRENCY,
     // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
     underNpm: Boolean(env.npm_lifecycle_event),
-    mailPollMs: 2000,
+    mailPollMs: 10_000,
     mailRetryBaseMs: 5000,
     trashRetentionFirstRunMs: 60_000,
   });

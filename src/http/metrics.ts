@@ -80,6 +80,8 @@ export function createMetrics(orm: MikroORM): Metrics {
       name: 'db_replica_in_use',
       help: 'Whether a replica serves reads now (1) or is skipped (0: down, lagging or not a standby)',
       labelNames: ['pool'] as const,
+      // Under a cluster every worker reports the state its primary measured: 0 if any worker skips it, not the workers' sum.
+      aggregator: 'min',
       registers: [registry],
       collect() {
         for (const r of routing.status()) this.set({ pool: r.name }, r.inUse ? 1 : 0);
@@ -89,6 +91,7 @@ export function createMetrics(orm: MikroORM): Metrics {
       name: 'db_replica_lag_seconds',
       help: 'How far each replica is behind the primary, as last measured (absent while it is down)',
       labelNames: ['pool'] as const,
+      aggregator: 'max',
       registers: [registry],
       collect() {
         this.reset();

@@ -2,6 +2,7 @@ import { Migration20261122000000Initial } from './Migration20261122000000Initial
 import { Migration20261123000000SlidingLimits } from './Migration20261123000000SlidingLimits';
 import { Migration20261124000000LivePostsIndex } from './Migration20261124000000LivePostsIndex';
 import { Migration20261125120000JobRuns } from './Migration20261125120000JobRuns';
+import { Migration20261126120000MailOutboxNotify } from './Migration20261126120000MailOutboxNotify';
 
 /** Every migration, in order. Listed rather than globbed so compiled and test runs see the same set. */
 export const migrationsList = [
@@ -9,4 +10,5 @@ export const migrationsList = [
   { name: 'Migration20261123000000SlidingLimits', class: Migration20261123000000SlidingLimits },
   { name: 'Migration20261124000000LivePostsIndex', class: Migration20261124000000LivePostsIndex },
   { name: 'Migration20261125120000JobRuns', class: Migration20261125120000JobRuns },
+  { name: 'Migration20261126120000MailOutboxNotify', class: Migration20261126120000MailOutboxNotify },
 ];
