@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import type { Logger } from './logger';
+import { tracing } from './tracing';
 
 /**
  * Live events (CONTRACT 14). Services state facts ("post 12 was published") inside the write's
@@ -24,8 +25,11 @@ export type LiveEvent =
    */
   | { type: 'mailQueued' };
 
-/** An event as received: `at` is the emitter's clock at NOTIFY (delivery lag is measured from it). */
-export type ReceivedEvent = LiveEvent & { at: number };
+/**
+ * An event as received: `at` is the emitter's clock at NOTIFY (delivery lag is measured from it);
+ * `tp`, with tracing on, the writer's W3C traceparent (its delivery spans continue that trace).
+ */
+export type ReceivedEvent = LiveEvent & { at: number; tp?: string };
 
 export const EVENTS_CHANNEL = 'blog_live_events';
 /** NOTIFY payloads must stay under 8000 bytes: id lists are cut into chunks of this many. */
@@ -35,9 +39,10 @@ export const MAIL_QUEUED_PAYLOAD = '{"type":"mailQueued","at":0}';
 
 function payloads(events: LiveEvent[]): string[] {
   const at = Date.now();
+  const tp = tracing()?.traceparent();
   const out: string[] = [];
   for (const e of events) {
-    if (e.type !== 'postsGone') out.push(JSON.stringify({ ...e, at }));
+    if (e.type !== 'postsGone') out.push(JSON.stringify(tp ? { ...e, at, tp } : { ...e, at }));
     else for (let i = 0; i < e.postIds.length; i += IDS_PER_NOTIFY) out.push(JSON.stringify({ type: e.type, postIds: e.postIds.slice(i, i + IDS_PER_NOTIFY), at }));
   }
   return out;
