@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
@@ -272,6 +273,37 @@ function protoSpan(r: Reader): Omit<ReceivedSpan, 'scope' | 'resource' | 'encodi
     else if (f === 15) for (const [sf, , sv] of (v as Reader).fields()) if (sf === 3) s.statusCode = Number(sv as bigint);
   }
   return s;
+}
+
+/** The value of OTEL_EXPORTER_OTLP_ENDPOINT that asks a bench script for a receiver of its own. */
+export const AUTO_ENDPOINT = 'auto';
+
+/**
+ * For the bench's service with tracing on: when `env` asks for OTEL_EXPORTER_OTLP_ENDPOINT=auto,
+ * starts this receiver as a process of its own (it decodes and counts every span: its CPU is
+ * not the service's) and points the endpoint at it. `stop()` ends it and says how many spans it got.
+ */
+export async function withReceiver(env: Record<string, string>): Promise<{ env: Record<string, string>; stop(): Promise<string> }> {
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT !== AUTO_ENDPOINT) return { env, stop: async () => '' };
+  const child = spawn(process.execPath, [__filename, '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`OTLP receiver exited with ${code}`)));
+    child.stdout!.on('data', () => {
+      const m = /OTLP receiver on (http:\/\/[^\s]+)\/v1\/traces/.exec(out);
+      if (m) resolve(m[1]);
+    });
+  });
+  return {
+    env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: url },
+    stop: () =>
+      new Promise<string>((resolve) => {
+        child.removeAllListeners('exit');
+        child.once('exit', () => resolve(/received .*/.exec(out)?.[0] ?? ''));
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 if (require.main === module) {

@@ -21,10 +21,10 @@ import { installTracing, type Tracing } from './tracing';
  *
  * What becomes a span:
  * - each HTTP request: a SERVER span continuing the caller's `traceparent`, named by the Express
- *   route that answered (`GET /posts/:id`; the instrumentation-express sets the route, and its
- *   request handler span is the only Express span kept: middleware and router layers are not
- *   worth a span each); health, readiness and metrics requests start no trace of their own
- *   (one that carries a `traceparent` is traced);
+ *   route that answered (`GET /posts/:id`: instrumentation-express sets the route; it makes no
+ *   span of its own, since a span per middleware or handler would cost more than it tells);
+ *   health, readiness and metrics requests start no trace of their own (one that carries a
+ *   `traceparent` is traced);
  * - each GraphQL operation: `graphql.parse`, `graphql.validate` and the operation span
  *   `query PostPage` (`<type> <name>`, `graphql.operation.name`/`.type`); no span per resolver;
  * - each SQL statement inside one of those: a CLIENT span with `db.system` and `db.system.name`
@@ -49,7 +49,8 @@ export function startTelemetry(o: { serviceName: string | undefined; sdkLogLevel
         // No outgoing HTTP of the service's own (the exporter's requests are never traced).
         disableOutgoingRequestInstrumentation: true,
       }),
-      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
+      // Only for the route: it names the SERVER span (http.route) even for the layers it makes no span for.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER, ExpressLayerType.REQUEST_HANDLER] }),
       new GraphQLInstrumentation({ ignoreResolveSpans: true, allowValues: false, mergeItems: true }),
       new PgInstrumentation({
         requireParentSpan: true,
@@ -145,84 +146,93 @@ function redactedUrl(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-const isIdent = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_$]/.test(c);
-const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+/** Whether the char code is of an identifier: a letter, digit, `_` or `$`. */
+function identCode(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 36;
+}
+const isDigitCode = (c: number) => c >= 48 && c <= 57;
+
+/** Recent statements' sanitized texts: prepared statements repeat the same text (db/prepared.ts). */
+const sanitized = new Map<string, string>();
+const SANITIZED_MAX = 500;
 
 /**
- * The statement with every literal a `?`: strings ('...', E'...', $$...$$) and numbers; identifiers,
- * quoted identifiers, placeholders ($1) and comments stay. MikroORM inlines the values it binds.
+ * The statement with every literal a `?`: strings ('...', E'...', X'...', $$...$$, $tag$...$tag$)
+ * and numbers; identifiers, quoted identifiers, placeholders ($1), casts and comments stay.
+ * MikroORM writes the values it binds into its statements.
  */
 export function sanitizeSql(sql: string): string {
-  let out = '';
+  const hit = sanitized.get(sql);
+  if (hit !== undefined) return hit;
+  const out = scrub(sql);
+  if (sanitized.size >= SANITIZED_MAX) sanitized.clear();
+  sanitized.set(sql, out);
+  return out;
+}
+
+function scrub(sql: string): string {
   const n = sql.length;
+  let out = '';
+  /** Start of the text not yet copied to `out`. */
+  let from = 0;
+  const replace = (start: number, end: number) => {
+    out += sql.slice(from, start) + '?';
+    from = end;
+  };
   let i = 0;
   while (i < n) {
-    const c = sql[i];
-    if (c === "'") {
-      const prev = out[out.length - 1];
-      const prefixed = prev !== undefined && /[EeXxBbNn]/.test(prev) && !isIdent(out[out.length - 2]);
-      const escapes = prefixed && (prev === 'E' || prev === 'e');
-      if (prefixed) out = out.slice(0, -1);
-      for (i++; i < n; i++) {
-        if (escapes && sql[i] === '\\') {
-          i++;
-          continue;
-        }
-        if (sql[i] === "'") {
-          if (sql[i + 1] === "'") {
-            i++;
-            continue;
-          }
-          i++;
-          break;
+    const c = sql.charCodeAt(i);
+    if (c === 39 /* ' */) {
+      // A prefix letter (E'', X'', B'', N'') belongs to the literal when it is not the end of an identifier.
+      const p = i > 0 ? sql.charCodeAt(i - 1) : 0;
+      const prefixed = i > 0 && /[EeXxBbNn]/.test(sql[i - 1]) && !(i > 1 && identCode(sql.charCodeAt(i - 2)));
+      const escapes = prefixed && (p === 69 || p === 101);
+      let j = i + 1;
+      for (; j < n; j++) {
+        const d = sql.charCodeAt(j);
+        if (escapes && d === 92 /* \ */) j++;
+        else if (d === 39) {
+          if (sql.charCodeAt(j + 1) === 39) j++;
+          else break;
         }
       }
-      out += '?';
-    } else if (c === '"') {
-      let j = i + 1;
-      for (; j < n; j++) if (sql[j] === '"') { if (sql[j + 1] === '"') j++; else break; }
-      out += sql.slice(i, j + 1);
+      replace(prefixed ? i - 1 : i, Math.min(n, j + 1));
       i = j + 1;
-    } else if (c === '-' && sql[i + 1] === '-') {
+    } else if (c === 34 /* " */) {
+      let j = i + 1;
+      for (; j < n; j++) if (sql.charCodeAt(j) === 34) { if (sql.charCodeAt(j + 1) === 34) j++; else break; }
+      i = j + 1;
+    } else if (c === 45 /* - */ && sql.charCodeAt(i + 1) === 45) {
       const j = sql.indexOf('\n', i);
-      const end = j < 0 ? n : j;
-      out += sql.slice(i, end);
-      i = end;
-    } else if (c === '/' && sql[i + 1] === '*') {
+      i = j < 0 ? n : j;
+    } else if (c === 47 /* / */ && sql.charCodeAt(i + 1) === 42 /* * */) {
       const j = sql.indexOf('*/', i + 2);
-      const end = j < 0 ? n : j + 2;
-      out += sql.slice(i, end);
-      i = end;
-    } else if (c === '$' && !isIdent(out[out.length - 1])) {
+      i = j < 0 ? n : j + 2;
+    } else if (c === 36 /* $ */) {
       const tag = /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 66))?.[0];
       if (tag) {
         const j = sql.indexOf(tag, i + tag.length);
-        i = j < 0 ? n : j + tag.length;
-        out += '?';
+        const end = j < 0 ? n : j + tag.length;
+        replace(i, end);
+        i = end;
       } else {
-        let j = i + 1;
-        while (isDigit(sql[j])) j++;
-        out += sql.slice(i, j);
-        i = j;
+        i++;
+        while (i < n && isDigitCode(sql.charCodeAt(i))) i++; // $1: a placeholder
       }
-    } else if (isIdent(c) && !isDigit(c)) {
-      let j = i + 1;
-      while (isIdent(sql[j])) j++;
-      out += sql.slice(i, j);
-      i = j;
-    } else if (isDigit(c) || (c === '.' && isDigit(sql[i + 1]) && !isIdent(out[out.length - 1]))) {
-      let j = i;
-      while (isDigit(sql[j]) || sql[j] === '.') j++;
-      if ((sql[j] === 'e' || sql[j] === 'E') && (isDigit(sql[j + 1]) || ((sql[j + 1] === '+' || sql[j + 1] === '-') && isDigit(sql[j + 2])))) {
-        j += 2;
-        while (isDigit(sql[j])) j++;
-      }
-      out += '?';
-      i = j;
-    } else {
-      out += c;
+    } else if (identCode(c) && !isDigitCode(c)) {
       i++;
-    }
+      while (i < n && identCode(sql.charCodeAt(i))) i++;
+    } else if (isDigitCode(c) || (c === 46 /* . */ && isDigitCode(sql.charCodeAt(i + 1)) && !(i > 0 && identCode(sql.charCodeAt(i - 1))))) {
+      let j = i;
+      while (j < n && (isDigitCode(sql.charCodeAt(j)) || sql.charCodeAt(j) === 46)) j++;
+      const e = sql.charCodeAt(j);
+      if ((e === 101 || e === 69) && (isDigitCode(sql.charCodeAt(j + 1)) || ((sql[j + 1] === '+' || sql[j + 1] === '-') && isDigitCode(sql.charCodeAt(j + 2))))) {
+        j += 2;
+        while (j < n && isDigitCode(sql.charCodeAt(j))) j++;
+      }
+      replace(i, j);
+      i = j;
+    } else i++;
   }
-  return out;
+  return from === 0 ? sql : out + sql.slice(from);
 }
