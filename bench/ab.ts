@@ -5,6 +5,7 @@ import { BENCH_JWT_SECRET } from './config';
 import { cpuTicks, postgresTicks, procStat, sampleRss, startTarget, TICK_MS, waitIdle, type Target } from './processes';
 import { requestMakers } from './scenarios';
 import { seed } from './seed';
+import { withReceiver } from './otlp-receiver';
 
 /**
  * A/B of builds on one seeded database: `node dist/bench/ab.js name=path/to/dist[,node-flags] ...`
@@ -15,6 +16,10 @@ import { seed } from './seed';
  * postmaster's reaped children). CPU per request is far less sensitive to contention than req/s.
  * Knobs: AB_ROUNDS (3), AB_SECONDS (8), AB_WARMUP (3), AB_CONNECTIONS (10), AB_SCENARIOS
  * (list,graphql,show; any key of requestMakers).
+ * After the dist, `KEY=value` items are the target's environment, anything else Node flags: the
+ * cost of tracing is `off=dist on=dist,OTEL_EXPORTER_OTLP_ENDPOINT=auto,OTEL_TRACES_SAMPLER=always_on`
+ * (`auto`: a receiver of its own on loopback, bench/otlp-receiver.ts, that decodes and counts
+ * every span in another process).
  */
 const rounds = Number(process.env.AB_ROUNDS ?? 3);
 const seconds = Number(process.env.AB_SECONDS ?? 8);
@@ -50,8 +55,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function main(): Promise<void> {
   const specs = process.argv.slice(2).map((a) => {
     const eq = a.indexOf('=');
-    const [dist, ...flags] = a.slice(eq + 1).split(',');
-    return { name: a.slice(0, eq), dist, flags };
+    const [dist, ...rest] = a.slice(eq + 1).split(',');
+    const isEnv = (x: string) => /^[A-Z][A-Z0-9_]*=/.test(x);
+    const env = Object.fromEntries(rest.filter(isEnv).map((x) => [x.slice(0, x.indexOf('=')), x.slice(x.indexOf('=') + 1)]));
+    return { name: a.slice(0, eq), dist, flags: rest.filter((x) => !isEnv(x)), env };
   });
   if (specs.length < 1) throw new Error('usage: ab.js name=distDir[,node-flag...] ...');
   const db = await seed(log);
@@ -61,11 +68,16 @@ async function main(): Promise<void> {
   const postmaster = Number(procStat(backend)![1]);
   await c.end();
   const targets: { name: string; t: Target }[] = [];
+  const receivers: { name: string; stop(): Promise<string> }[] = [];
   try {
     for (const s of specs) {
+      const r = await withReceiver(s.env);
+      receivers.push({ name: s.name, stop: r.stop });
+      if (Object.keys(r.env).length) log(`${s.name} env: ${JSON.stringify(r.env)}`);
       const t = await startTarget('service', join(s.dist, 'src', 'main.js'), {
         DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET, NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:1',
         APP_URL: 'http://bench.invalid', AUTH_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', TRASH_RETENTION_DAYS: '0',
+        ...r.env,
       }, s.flags);
       targets.push({ name: s.name, t });
     }
@@ -90,6 +102,10 @@ async function main(): Promise<void> {
     process.stdout.write(lines.join('\n') + '\n');
   } finally {
     await Promise.all(targets.map(({ t }) => t.stop()));
+    for (const r of receivers) {
+      const said = await r.stop();
+      if (said) log(`${r.name}: the OTLP receiver ${said}`);
+    }
     await db.close();
   }
 }

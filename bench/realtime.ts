@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { BENCH_PASSWORD, PER_PAGE, TRASH_EVERY, benchConfig, userEmail } from './config';
+import { BENCH_PASSWORD, PER_PAGE, TRASH_EVERY, benchConfig, metricsHeaders, userEmail } from './config';
 import { call } from './http';
 import { cpuTicks, rssMb, TICK_MS, waitIdle, type Target } from './processes';
 
@@ -30,7 +30,7 @@ const SUBSCRIPTION = 'subscription($id: Int!) { commentAdded(postId: $id) { id b
 const livePostIds = (n: number) => Array.from({ length: n * 2 }, (_, i) => i + 2).filter((id) => id % TRASH_EVERY !== 0).slice(0, n);
 
 async function activeSubscriptions(url: string): Promise<number> {
-  const text = String((await call(url, 'GET', '/metrics')).body);
+  const text = String((await call(url, 'GET', '/metrics', { headers: metricsHeaders })).body);
   let n = 0;
   for (const m of text.matchAll(/^graphql_subscriptions_active\{[^}]*\} (\d+)/gm)) n += Number(m[1]);
   return n;

@@ -2,9 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_JWT_SECRET, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
 import { call } from './http';
 import { distPath, ensureBenchPackage, startTarget, type Target } from './processes';
+import { withReceiver } from './otlp-receiver';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, type Measurement } from './scenarios';
 import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
 import { seed } from './seed';
@@ -217,23 +218,28 @@ async function main(): Promise<void> {
   const problems: Record<string, string[]> = {};
   const flags = startFlags();
   let realtime: RealtimeFigures[] = [];
+  let stopReceiver: (() => Promise<string>) | undefined;
   try {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
     const profDir = join(resultsDir, 'prof');
     if (benchConfig.cpuProf) mkdirSync(profDir, { recursive: true });
     log(`service: node ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags)`);
+    // BENCH_SERVICE_ENV='OTEL_EXPORTER_OTLP_ENDPOINT=auto OTEL_TRACES_SAMPLER=always_on': the service traced, into a receiver of its own.
+    const otlp = await withReceiver(benchConfig.serviceEnv);
+    stopReceiver = otlp.stop;
     targets.push(
       await startTarget('service', distPath('src', 'main.js'), {
         ...common,
         NODE_ENV: 'production',
         SMTP_URL: 'smtp://127.0.0.1:1',
         APP_URL: 'http://bench.invalid',
+        METRICS_TOKEN: BENCH_METRICS_TOKEN,
         AUTH_RATE_LIMIT_PER_MINUTE: '0',
         // The realtime scenario opens thousands of WebSockets from this one address.
         SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(resultsDir, '.service-data'),
-        ...benchConfig.serviceEnv,
+        ...otlp.env,
       }, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
       await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
       await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production' }),
@@ -285,6 +291,8 @@ async function main(): Promise<void> {
   } finally {
     for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
     await Promise.all(targets.map((t) => t.stop()));
+    const said = await stopReceiver?.();
+    if (said) log(`the OTLP receiver ${said}`);
     await sql.close();
     await db.close();
   }

@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
 import { initOrm, migrate } from '../src/db/orm';
-import { BENCH_JWT_SECRET, benchConfig } from './config';
+import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, benchConfig, metricsHeaders } from './config';
 import { call } from './http';
 import { distPath, postgresTicks, procStat, startTarget, TICK_MS, waitIdle, type Target } from './processes';
 import { requestMakers } from './scenarios';
@@ -83,7 +83,7 @@ async function xacts(c: Client): Promise<number> {
 
 /** Statements the service sent to each pool so far (/metrics, db_queries_total). */
 async function poolQueries(t: Target): Promise<{ primary: number; replica: number }> {
-  const text = String((await call(t.url, 'GET', '/metrics')).body);
+  const text = String((await call(t.url, 'GET', '/metrics', { headers: metricsHeaders })).body);
   const count = (pool: string) => Number(new RegExp(`^db_queries_total\\{pool="${pool}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
   return { primary: count('primary'), replica: count('replica-1') };
 }
@@ -173,6 +173,7 @@ async function main(): Promise<void> {
         NODE_ENV: 'production',
         SMTP_URL: 'smtp://127.0.0.1:1',
         APP_URL: 'http://bench.invalid',
+        METRICS_TOKEN: BENCH_METRICS_TOKEN,
         AUTH_RATE_LIMIT_PER_MINUTE: '0',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(dir, `data-${s.key.replace(/\W/g, '')}`),

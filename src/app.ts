@@ -10,7 +10,7 @@ import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphq
 import { graphqlBody, graphqlHttp } from './graphql/http';
 import { TrustedDocuments } from './graphql/documents';
 import { Revalidation } from './http/revalidation';
-import { createMetrics, type Metrics } from './http/metrics';
+import { createMetrics, metricsGuards, type Metrics } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { accountPages, PAGE_ASSET_ROUTE } from './modules/auth/auth.pages';
 import { sendError } from './http/error-handler';
@@ -115,7 +115,9 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
         },
       ],
     });
-    mountPath(router, '/metrics', { get: [metrics.handler] });
+    // CONTRACT 18: behind METRICS_TOKEN when set; in production without one, not served at all (404).
+    const guards = metricsGuards({ token: deps.config.metricsToken, production });
+    if (guards) mountPath(router, '/metrics', { get: [...guards, metrics.handler] });
     const openapi = openApiHandlers();
     mountPath(router, '/openapi.json', { get: [openapi.document] });
     // The pages and their files carry the headers of an HTML document, not an API answer's (http/security.ts).

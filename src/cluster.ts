@@ -6,6 +6,7 @@ import type { Logger } from './core/logger';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import { initOrm, migrate } from './db/orm';
 import { announceServiceUrl } from './core/service-url';
+import { ReplicaMonitor, type ReadRouting, type ReplicaState } from './db/replicas';
 
 /**
  * WEB_CONCURRENCY > 1: this process is the primary of node:cluster. It serves no HTTP itself;
@@ -13,9 +14,12 @@ import { announceServiceUrl } from './core/service-url';
  * that share the port (each runs main.ts's server), replaces a worker that dies, and on
  * SIGTERM/SIGINT lets every worker drain before it stops the database.
  *
- * Background jobs run in every worker, as they would in several instances: the mail outbox is
- * claimed with FOR UPDATE SKIP LOCKED, trash retention takes a try-advisory lock, the cleanups
- * are idempotent deletes. /metrics, answered by any worker, is the sum over all workers, made
+ * What an idle instance asks of the database does not grow with the workers (CONTRACT 18): the
+ * replicas' lag is measured here, once, and told to every worker after each probe; the
+ * background jobs (the mail outbox and its LISTEN, the cleanups, trash retention) run in one
+ * worker, chosen here among those that asked, and handed to another when it dies. (Across
+ * instances they stay safe as before: the outbox is claimed with FOR UPDATE SKIP LOCKED, periods
+ * are claimed in job_runs.) /metrics, answered by any worker, is the sum over all workers, made
  * here with prom-client's AggregatorRegistry.
  *
  * Log lines carry `worker`: the writer, a worker's id or "primary"; the primary's lines about a
@@ -28,8 +32,17 @@ const METRICS_REPLY = 'blog-api:metrics-reply';
 const CRASH_WINDOW_MS = 60_000;
 const MAX_BACKOFF_MS = 30_000;
 
+/** worker → primary: send me the replicas' states (then every probe's); primary → worker: these are they. */
+const REPLICAS_REQUEST = 'blog-api:replicas-request';
+const REPLICAS = 'blog-api:replicas';
+/** worker → primary: I can run the background jobs; primary → worker: run them. */
+const JOBS_REQUEST = 'blog-api:jobs-request';
+const JOBS_RUN = 'blog-api:jobs-run';
+
 interface MetricsRequest { type: typeof METRICS_REQUEST; id: number }
 interface MetricsReply { type: typeof METRICS_REPLY; id: number; text?: string; error?: string }
+interface ReplicasMessage { type: typeof REPLICAS; states: ReplicaState[] }
+type WorkerMessage = MetricsRequest | { type: typeof REPLICAS_REQUEST } | { type: typeof JOBS_REQUEST };
 
 export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecret: string): Promise<void> {
   let embedded: EmbeddedPostgres | undefined;
@@ -48,18 +61,67 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
     throw err;
   }
 
+  // The replicas' lag, measured once for every worker (db/replicas.ts ReplicaMonitor), before any worker asks.
+  const replicaFollowers = new Set<number>();
+  const monitor = config.replicaUrls.length
+    ? new ReplicaMonitor({
+        primaryUrl: databaseUrl,
+        replicas: config.replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, url })),
+        maxLagMs: config.replicaMaxLagMs,
+        applicationName: `blog-api:${process.pid}:probes`,
+      })
+    : undefined;
+  if (monitor) {
+    await monitor.check();
+    monitor.start();
+    // After every probe, so a replica a worker skipped after a failed read is back after the next good one.
+    monitor.onChange((states) => {
+      for (const id of replicaFollowers) {
+        const w = cluster.workers?.[id];
+        if (w?.isConnected()) w.send({ type: REPLICAS, states } satisfies ReplicasMessage);
+      }
+    });
+  }
+
   // What every worker is told beyond the environment it inherits: the database the primary made.
   const workerEnv = { DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret };
   const aggregator = new AggregatorRegistry();
   let stopping = false;
   let starting = true;
   const deaths: number[] = [];
+  /** The worker running the background jobs, and those that asked to (in the order they asked). */
+  let jobsWorker: Worker | undefined;
+  const jobsCandidates = new Map<number, Worker>();
+  const chooseJobsWorker = () => {
+    if (stopping || (jobsWorker && !jobsWorker.isDead())) return;
+    jobsWorker = undefined;
+    for (const [id, w] of jobsCandidates) {
+      if (w.isDead() || !w.isConnected()) {
+        jobsCandidates.delete(id);
+        continue;
+      }
+      jobsWorker = w;
+      w.send({ type: JOBS_RUN });
+      log.info({ workerId: w.id }, `worker ${w.id} runs the background jobs`);
+      return;
+    }
+  };
 
   const fork = (): Worker => {
     const worker = cluster.fork(workerEnv);
     // The asker may have died meanwhile: a send on a closed channel would be an unhandled error here.
-    const reply = (msg: MetricsReply) => worker.isConnected() && worker.send(msg);
-    worker.on('message', (msg: MetricsRequest) => {
+    const reply = (msg: MetricsReply | ReplicasMessage) => worker.isConnected() && worker.send(msg);
+    worker.on('message', (msg: WorkerMessage) => {
+      if (msg?.type === REPLICAS_REQUEST) {
+        replicaFollowers.add(worker.id);
+        if (monitor) reply({ type: REPLICAS, states: monitor.status() });
+        return;
+      }
+      if (msg?.type === JOBS_REQUEST) {
+        jobsCandidates.set(worker.id, worker);
+        chooseJobsWorker();
+        return;
+      }
       if (msg?.type !== METRICS_REQUEST) return;
       aggregator.clusterMetrics().then(
         (text) => reply({ type: METRICS_REPLY, id: msg.id, text }),
@@ -69,6 +131,11 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
         },
       );
     });
+    worker.once('exit', () => {
+      replicaFollowers.delete(worker.id);
+      jobsCandidates.delete(worker.id);
+      if (jobsWorker === worker) chooseJobsWorker();
+    });
     return worker;
   };
 
@@ -77,6 +144,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
   const steps: { name: string; run: () => Promise<unknown> }[] = [
     { name: 'service url', run: async () => forgetUrl() },
     { name: 'workers', run: () => stopWorkers(config.shutdownTimeoutMs + 5_000, log) },
+    { name: 'replica probes', run: async () => monitor?.stop() },
     { name: 'database', run: async () => embedded?.stop() },
   ];
   const shutdown = async (reason: string, code = 0) => {
@@ -163,6 +231,31 @@ export function clusterMetrics(registry: Registry): () => Promise<string> {
     pending.set(id, { resolve, reject });
     process.send!({ type: METRICS_REQUEST, id } satisfies MetricsRequest);
   });
+}
+
+/**
+ * In a worker: the replicas' states come from the primary process, which measures them for all
+ * workers (runPrimary); resolves once the first has arrived (or after a few seconds without:
+ * meanwhile reads go to the primary).
+ */
+export async function followReplicas(routing: ReadRouting | undefined): Promise<void> {
+  if (!routing?.replicas.length) return;
+  process.on('message', (msg: ReplicasMessage) => {
+    if (msg?.type === REPLICAS) routing.apply(msg.states);
+  });
+  process.send!({ type: REPLICAS_REQUEST });
+  await routing.ready();
+}
+
+/**
+ * In a worker: offers to run the background jobs; `start` runs when the primary chooses this
+ * worker (the first to offer, or, when the one running them dies, the next).
+ */
+export function jobsWhenChosen(start: () => void): void {
+  process.on('message', (msg: { type?: string }) => {
+    if (msg?.type === JOBS_RUN) start();
+  });
+  process.send!({ type: JOBS_REQUEST });
 }
 
 /**

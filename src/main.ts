@@ -1,5 +1,7 @@
 // First: V8 settings that must hold before the service allocates anything (core/heap.ts).
 import './core/heap';
+// Second: OpenTelemetry, when tracing is on, before http, express, pg and graphql are required (telemetry.ts).
+import './telemetry';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,9 +15,11 @@ import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } f
 import { closeOrm, initOrm, migrate } from './db/orm';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
+import { tracing } from './core/tracing';
 import cluster from 'node:cluster';
-import { clusterMetrics, runPrimary, watchParent } from './cluster';
+import { clusterMetrics, followReplicas, jobsWhenChosen, runPrimary, watchParent } from './cluster';
 import { announceServiceUrl } from './core/service-url';
+import { readRoutingOf } from './db/replicas';
 
 class StartError extends Error {}
 
@@ -43,10 +47,13 @@ async function main(): Promise<void> {
   }
   // First, while nothing else has used libuv's thread pool (its threads are told apart by appearing).
   const niced = await niceThreadPool(config.threadpoolNice);
-  const root = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env) });
+  // With tracing on, every line written inside a span carries its trace_id and span_id (the request's line included).
+  const traces = tracing();
+  const root = createPinoLogger({ level: config.logLevel, pretty: wantsPrettyLogs(config.env), mixin: traces && (() => traces.logFields()) });
   // Under WEB_CONCURRENCY > 1 every line says which process wrote it.
   const role = cluster.isWorker ? cluster.worker!.id : config.webConcurrency > 1 ? 'primary' : undefined;
   const log: Logger = role === undefined ? root : root.child({ worker: role });
+  traces?.logTo(log);
   if (config.threadpoolNice && !niced) log.warn('could not lower the thread pool priority (THREADPOOL_NICE); hashing competes with requests');
   setBcryptCost(config.bcryptCost);
   const jwtSecret = config.jwtSecret ?? developmentSecret(config);
@@ -68,9 +75,15 @@ async function main(): Promise<void> {
     orm = await initOrm({
       clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
       onDriverWarning: (message) => log.warn({ source: 'knex' }, message),
+      // A cluster's primary measures the replicas for every worker (src/cluster.ts).
+      replicaStatus: cluster.isWorker ? 'told' : 'measure',
     });
     if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
-    built = await createApp({ config: { ...config, jwtSecret }, orm, log });
+    else await followReplicas(readRoutingOf(orm));
+    const ready = orm;
+    const build = () => createApp({ config: { ...config, jwtSecret }, orm: ready, log });
+    // With tracing on, building the schema (an introspection query) is not a trace of its own.
+    built = await (traces ? traces.quiet(build) : build());
     // The callback also hears a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
       const s = built.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -84,7 +97,10 @@ async function main(): Promise<void> {
   const db = orm;
   server.keepAliveTimeout = 5_000;
   if (cluster.isWorker) built.metrics.exposition = clusterMetrics(built.metrics.registry);
-  built.startJobs();
+  let stopping = false;
+  // Once per instance: a cluster's primary chooses the worker that runs them (src/cluster.ts).
+  if (cluster.isWorker) jobsWhenChosen(() => !stopping && built.startJobs());
+  else built.startJobs();
 
   // The bound port, not the setting: PORT=0 asks the system for a free one.
   const base = `http://localhost:${(server.address() as AddressInfo).port}`;
@@ -108,8 +124,9 @@ async function main(): Promise<void> {
     { name: 'app', run: () => built.close() },
     { name: 'orm', run: () => closeOrm(db) },
     { name: 'database', run: async () => embedded?.stop() },
+    // Last: the spans of the drain itself are exported too (bounded: the exporter's own timeout).
+    { name: 'telemetry', run: async () => traces?.shutdown().catch(() => undefined) },
   ];
-  let stopping = false;
   const shutdown = async (reason: string) => {
     if (stopping) return;
     stopping = true;

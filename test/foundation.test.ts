@@ -147,7 +147,8 @@ describe('database', () => {
       await knex.raw(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
       await knex.raw('drop table job_runs');
       await migrate(orm);
-      const { rows } = await knex.raw('select name from mikro_orm_migrations order by name'); // names are timestamped: their order is the list's
+      // By name (timestamped): the migration put back is applied after those that came later.
+      const { rows } = await knex.raw('select name from mikro_orm_migrations order by name');
       expect(rows.map((r: { name: string }) => r.name)).toEqual(migrationsList.map((m) => m.name));
       expect((await knex.raw(`select to_regclass('job_runs') as t`)).rows[0].t).toBe('job_runs');
     } finally {

@@ -345,6 +345,8 @@ describe('production', () => {
       JWT_SECRET: 'production-secret-that-is-at-least-32-characters',
       SMTP_URL: 'smtp://127.0.0.1:1',
       APP_URL: 'https://app.example',
+      // Production serves /metrics only to the scraper's bearer (CONTRACT 18; test/metrics-access.test.ts).
+      METRICS_TOKEN: 'production-metrics-token',
     });
   });
   afterAll(() => prod.close());
@@ -361,7 +363,7 @@ describe('production', () => {
     const res = await fetch(`${prod.url}/graphql?query=%7B__typename%7D`);
     expect(await res.json()).toEqual({ data: { __typename: 'Query' } });
     expect((await fetch(`${prod.url}/docs`)).status).toBe(200);
-    const metrics = await (await fetch(`${prod.url}/metrics`)).text();
+    const metrics = await (await fetch(`${prod.url}/metrics`, { headers: { authorization: 'Bearer production-metrics-token' } })).text();
     expect(metrics).toContain('graphql_operations_total{operation_name="anonymous",operation_type="query",outcome="success"} 1');
   });
 });

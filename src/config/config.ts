@@ -17,6 +17,8 @@ const intSetting = (fallback: number, min = 0) =>
     .optional()
     .transform((v) => v ?? fallback);
 
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).optional().default('development'),
   PORT: intSetting(3000).pipe(z.number().max(65535, 'must be at most 65535')),
@@ -53,6 +55,19 @@ const envSchema = z.object({
   GRAPHQL_DOCUMENTS: z.string().optional(),
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'only']).optional().default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
+  METRICS_TOKEN: z.string().optional(),
+  // OpenTelemetry (CONTRACT 18): tracing is on when an exporter endpoint is set. The SDK reads its
+  // standard variables itself (docs/settings.md lists those it honours); these are checked here so
+  // a mistake stops the start with a message naming it rather than a warning in the SDK's log.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url('must be a URL (http://collector:4318)').optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url('must be a URL (http://collector:4318/v1/traces)').optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(OTLP_PROTOCOLS).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(OTLP_PROTOCOLS).optional(),
+  OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).optional(),
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False']).optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
+  OTEL_RESOURCE_ATTRIBUTES: z.string().optional(),
+  OTEL_LOG_LEVEL: z.enum(['none', 'error', 'warn', 'info', 'debug', 'verbose', 'all', 'NONE', 'ERROR', 'WARN', 'INFO', 'DEBUG', 'VERBOSE', 'ALL']).optional(),
 });
 
 export interface Config {
@@ -89,11 +104,25 @@ export interface Config {
   graphqlDocuments: DocumentManifest | undefined;
   /** `only`: GraphQL runs manifest documents only (graphql/documents.ts). */
   graphqlTrustedDocuments: 'off' | 'only';
+  /**
+   * The bearer token the scraper sends for /metrics (CONTRACT 18). Without it /metrics is open in
+   * development and not served at all in production.
+   */
+  metricsToken: string | undefined;
+  /**
+   * OpenTelemetry traces (CONTRACT 18): on when OTEL_EXPORTER_OTLP_ENDPOINT or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (and OTEL_SDK_DISABLED is not true). The service
+   * name is OTEL_SERVICE_NAME, else `service.name` of OTEL_RESOURCE_ATTRIBUTES, else blog-api.
+   */
+  tracing: { enabled: boolean; serviceName: string | undefined; sdkLogLevel: string | undefined };
   /** HTTP worker processes sharing the port (node:cluster); 1 runs the server in the one process. */
   webConcurrency: number;
   /** Started by an npm script (`npm start`): the process stops when npm is gone (main.ts watchParent). */
   underNpm: boolean;
-  /** Mail outbox polling and the first retry delay; tests shorten them. */
+  /**
+   * The mail outbox's safety poll (it is woken by the NOTIFY of each queued mail, modules/mail)
+   * and the first retry delay; tests shorten them.
+   */
   mailPollMs: number;
   mailRetryBaseMs: number;
   /**
@@ -166,10 +195,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     publicCacheSeconds: e.PUBLIC_CACHE_SECONDS,
     graphqlDocuments,
     graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS,
+    metricsToken: e.METRICS_TOKEN,
+    tracing: Object.freeze({
+      enabled: Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && e.OTEL_SDK_DISABLED?.toLowerCase() !== 'true',
+      // The SDK takes OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES itself; ours is only the fallback.
+      serviceName: (e.OTEL_SERVICE_NAME || /(^|,)\s*service\.name\s*=/.test(e.OTEL_RESOURCE_ATTRIBUTES ?? '')) ? undefined : 'blog-api',
+      // Set: the SDK prints its own diagnostics at that level; unset: its warnings go to our log.
+      sdkLogLevel: e.OTEL_LOG_LEVEL,
+    }),
     webConcurrency: e.WEB_CONCURRENCY,
     // Set by npm for the scripts it runs; not a setting of ours, so not in the schema above.
     underNpm: Boolean(env.npm_lifecycle_event),
-    mailPollMs: 2000,
+    mailPollMs: 10_000,
     mailRetryBaseMs: 5000,
     trashRetentionFirstRunMs: 60_000,
   });

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
 import type { Logger } from './logger';
+import { tracing } from './tracing';
 
 /**
  * Live events (GraphQL subscriptions). Services state facts ("post 12 was published") inside the write's
@@ -16,20 +17,32 @@ export type LiveEvent =
   | { type: 'commentAdded'; postId: number; commentId: number }
   | { type: 'tenantPostCreated'; tenantId: number; tenantPostId: number }
   /** Trashed or deleted for good: subscriptions about these posts complete. */
-  | { type: 'postsGone'; postIds: number[] };
+  | { type: 'postsGone'; postIds: number[] }
+  /**
+   * A mail was queued: sent by the database itself, from the trigger on `mail_outbox` inserts, in
+   * the enqueuing transaction (migration MailOutboxNotify), so it wakes the outbox only once the
+   * mail is committed. Subscriptions ignore it.
+   */
+  | { type: 'mailQueued' };
 
-/** An event as received: `at` is the emitter's clock at NOTIFY (delivery lag is measured from it). */
-export type ReceivedEvent = LiveEvent & { at: number };
+/**
+ * An event as received: `at` is the emitter's clock at NOTIFY (delivery lag is measured from it);
+ * `tp`, with tracing on, the writer's W3C traceparent (its delivery spans continue that trace).
+ */
+export type ReceivedEvent = LiveEvent & { at: number; tp?: string };
 
 export const EVENTS_CHANNEL = 'blog_live_events';
 /** NOTIFY payloads must stay under 8000 bytes: id lists are cut into chunks of this many. */
 const IDS_PER_NOTIFY = 500;
+/** The payload the outbox trigger sends (constant, so PostgreSQL folds a transaction's repeats into one NOTIFY). */
+export const MAIL_QUEUED_PAYLOAD = '{"type":"mailQueued","at":0}';
 
 function payloads(events: LiveEvent[]): string[] {
   const at = Date.now();
+  const tp = tracing()?.traceparent();
   const out: string[] = [];
   for (const e of events) {
-    if (e.type !== 'postsGone') out.push(JSON.stringify({ ...e, at }));
+    if (e.type !== 'postsGone') out.push(JSON.stringify(tp ? { ...e, at, tp } : { ...e, at }));
     else for (let i = 0; i < e.postIds.length; i += IDS_PER_NOTIFY) out.push(JSON.stringify({ type: e.type, postIds: e.postIds.slice(i, i + IDS_PER_NOTIFY), at }));
   }
   return out;
@@ -76,24 +89,46 @@ function parse(payload: string | undefined): ReceivedEvent | null {
 }
 
 /**
- * The process's one LISTEN connection. Started on first use (most processes never have a
- * subscriber); on loss it reconnects with backoff. Events committed while it is down are not
- * replayed: NOTIFY is not a log, and subscribers are told nothing (documented in the README).
+ * The process's LISTEN connection to one database, shared by every EventListener on it: the
+ * subscriptions' hub (graphql/ws.ts, from the first subscribe) and the mail outbox (woken by
+ * `mailQueued`, modules/mail). Opened by the first listener's start(), closed with the last
+ * listener; on loss it reconnects with backoff and tells its listeners (onReconnect) once LISTEN
+ * is active again. Events committed while it is down are not replayed: NOTIFY is not a log, and
+ * subscribers are told nothing (documented in the README); the outbox drains on reconnect.
  */
-export class EventListener {
+class SharedListen {
+  private static readonly byUrl = new Map<string, SharedListen>();
   private client: Client | null = null;
   private starting: Promise<void> | null = null;
   private closed = false;
   private retryMs = 250;
   private retry: NodeJS.Timeout | null = null;
+  private readonly listeners = new Set<EventListener>();
 
-  constructor(
+  private constructor(
     private readonly databaseUrl: string,
-    private readonly onEvent: (e: ReceivedEvent) => void,
     private readonly log: Logger,
   ) {}
 
-  /** Resolves once LISTEN is active, so a subscriber registered after it misses no later commit. */
+  static join(databaseUrl: string, listener: EventListener, log: Logger): SharedListen {
+    let shared = SharedListen.byUrl.get(databaseUrl);
+    if (!shared) SharedListen.byUrl.set(databaseUrl, (shared = new SharedListen(databaseUrl, log)));
+    shared.listeners.add(listener);
+    return shared;
+  }
+
+  async leave(listener: EventListener): Promise<void> {
+    if (!this.listeners.delete(listener) || this.listeners.size) return;
+    if (SharedListen.byUrl.get(this.databaseUrl) === this) SharedListen.byUrl.delete(this.databaseUrl);
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Resolves once LISTEN is active. */
   start(): Promise<void> {
     if (this.closed) return Promise.reject(new Error('event listener closed'));
     return (this.starting ??= this.connect().catch((err) => {
@@ -107,7 +142,7 @@ export class EventListener {
     client.on('notification', (msg) => {
       if (msg.channel !== EVENTS_CHANNEL) return;
       const e = parse(msg.payload);
-      if (e) this.onEvent(e);
+      if (e) for (const l of this.listeners) l.deliver(e);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
@@ -130,22 +165,59 @@ export class EventListener {
     const again = () => {
       this.retry = null;
       if (this.closed) return;
-      this.start().catch(() => {
-        this.retryMs = Math.min(this.retryMs * 2, 30_000);
-        this.retry = setTimeout(again, this.retryMs);
-        this.retry.unref();
-      });
+      this.start().then(
+        () => {
+          for (const l of this.listeners) l.reconnected();
+        },
+        () => {
+          this.retryMs = Math.min(this.retryMs * 2, 30_000);
+          this.retry = setTimeout(again, this.retryMs);
+          this.retry.unref();
+        },
+      );
     };
     this.retry = setTimeout(again, this.retryMs);
     this.retry.unref();
   }
+}
+
+/**
+ * One listener of the process's LISTEN connection (SharedListen): `onEvent` hears every event
+ * on the channel, `onReconnect` that the connection came back after a loss (events meanwhile
+ * may be missed).
+ */
+export class EventListener {
+  private readonly shared: SharedListen;
+  private closed = false;
+
+  constructor(
+    databaseUrl: string,
+    private readonly onEvent: (e: ReceivedEvent) => void,
+    log: Logger,
+    private readonly opts: { onReconnect?: () => void } = {},
+  ) {
+    this.shared = SharedListen.join(databaseUrl, this, log);
+  }
+
+  /** Resolves once LISTEN is active, so a subscriber registered after it misses no later commit. */
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('event listener closed'));
+    return this.shared.start();
+  }
+
+  /** @internal SharedListen's fan-out. */
+  deliver(e: ReceivedEvent): void {
+    if (!this.closed) this.onEvent(e);
+  }
+
+  /** @internal */
+  reconnected(): void {
+    if (!this.closed) this.opts.onReconnect?.();
+  }
 
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    if (this.retry) clearTimeout(this.retry);
-    await this.starting?.catch(() => undefined);
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
+    await this.shared.leave(this);
   }
 }

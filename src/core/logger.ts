@@ -29,11 +29,13 @@ export const REDACTED_PATHS = [
   'token',
   'secret',
   'jwtSecret',
+  'metricsToken',
   '*.authorization',
   '*.password',
   '*.token',
   '*.secret',
   '*.jwtSecret',
+  '*.metricsToken',
   '*.smtpUrl',
   'variables.password',
   'variables.token',
@@ -45,6 +47,8 @@ export interface PinoOptions {
   pretty?: boolean;
   /** Where lines go; stdout by default. Tests pass an in-memory stream. */
   stream?: DestinationStream;
+  /** Fields added to every line (tracing's trace_id and span_id: core/tracing.ts); a line's own fields win. */
+  mixin?: () => object;
 }
 
 /**
@@ -58,6 +62,7 @@ export function createPinoLogger(opts: PinoOptions = {}): PinoLogger {
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' },
     serializers: { err: serializeError },
+    ...(opts.mixin ? { mixin: opts.mixin } : {}),
   };
   const stream = opts.stream ?? (opts.pretty ? prettyStream() : undefined);
   return stream ? pino(options, stream) : pino(options);

@@ -2,16 +2,18 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
-import { installReadRouting, stopReadRouting } from './replicas';
+import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
 import { endStatementPool } from './prepared';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
- * Close it with closeOrm, which also stops the replicas' probes.
+ * `replicaStatus`: 'measure' the replicas here (the default), or be 'told' their states (a
+ * cluster's worker: src/cluster.ts followReplicas). Close it with closeOrm, which also stops the
+ * replicas' probes.
  */
-export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number }): Promise<MikroORM> {
+export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource }): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(options));
-  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config));
+  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config), options.replicaStatus);
   return orm;
 }
 

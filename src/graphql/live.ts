@@ -2,6 +2,7 @@ import type { RequestContext } from '../core/context';
 import { AppError } from '../core/errors';
 import type { ReceivedEvent } from '../core/events';
 import type { Logger } from '../core/logger';
+import { tracing } from '../core/tracing';
 
 /**
  * This process's subscribers and the fan-out of events to them.
@@ -26,6 +27,8 @@ export interface Delivery<T = unknown> {
   /** When the event was emitted (ms since epoch), for the delivery lag. */
   at: number;
   field: string;
+  /** With tracing on: the delivery span's context, for the execution of the subscriber's selection (graphql/ws.ts). */
+  trace?: unknown;
 }
 
 export interface TopicSpec<T> {
@@ -179,10 +182,16 @@ export class LiveHub {
     const subs = this.byTopic.get(topic);
     const first = subs?.values().next().value;
     if (!subs || !first) return;
-    const ctx = this.opts.makeContext(first.spec.tenantId);
-    const value = await first.spec.load(ctx, e);
-    if (value === null) return;
-    for (const s of [...subs]) s.push({ value, ctx, at: e.at, field: s.spec.field });
+    const load = async (trace?: unknown) => {
+      const ctx = this.opts.makeContext(first.spec.tenantId);
+      const value = await first.spec.load(ctx, e);
+      if (value === null) return;
+      for (const s of [...subs]) s.push({ value, ctx, at: e.at, field: s.spec.field, trace });
+    };
+    // With tracing on, one span per event and topic (CONTRACT 18), in the writer's trace.
+    const t = tracing();
+    if (!t) return load();
+    return t.delivery({ field: first.spec.field, topic, event: e.type, traceparent: e.tp, subscribers: subs.size }, load);
   }
 
   private async endTopic(topic: string): Promise<void> {

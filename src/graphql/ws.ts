@@ -20,6 +20,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
+import { tracing } from '../core/tracing';
 import type { TenantResolver } from '../core/tenant';
 import { buildRequestContext } from '../http/request-context';
 import { clientIpReader } from '../http/client-ip';
@@ -253,7 +254,9 @@ async function subscribeWithDeliveries(args: ExecutionArgs, metrics: Subscriptio
       if (!memo) executed.set(d.ctx, (memo = new Map()));
       let pending = key === undefined ? undefined : memo.get(key);
       if (!pending) {
-        pending = Promise.resolve(execute({ ...args, rootValue: d.value, contextValue: d.ctx }));
+        const run = () => execute({ ...args, rootValue: d.value, contextValue: d.ctx });
+        // With tracing on, below the delivery's span (graphql/live.ts).
+        pending = Promise.resolve(d.trace === undefined ? run() : tracing()!.within(d.trace, run));
         if (key !== undefined) memo.set(key, pending);
       }
       const result = await pending;

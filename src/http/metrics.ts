@@ -1,9 +1,12 @@
-import type { Request, Response } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CONNECTION_STATES, connectionsByState } from '../db/activity';
 import { readRoutingOf } from '../db/replicas';
+import { AppError } from '../core/errors';
+import { sendError } from './error-handler';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Operation names come from clients: only well-formed ones become labels, and only so many. */
@@ -77,6 +80,8 @@ export function createMetrics(orm: MikroORM): Metrics {
       name: 'db_replica_in_use',
       help: 'Whether a replica serves reads now (1) or is skipped (0: down, lagging or not a standby)',
       labelNames: ['pool'] as const,
+      // Under a cluster every worker reports the state its primary measured: 0 if any worker skips it, not the workers' sum.
+      aggregator: 'min',
       registers: [registry],
       collect() {
         for (const r of routing.status()) this.set({ pool: r.name }, r.inUse ? 1 : 0);
@@ -86,6 +91,7 @@ export function createMetrics(orm: MikroORM): Metrics {
       name: 'db_replica_lag_seconds',
       help: 'How far each replica is behind the primary, as last measured (absent while it is down)',
       labelNames: ['pool'] as const,
+      aggregator: 'max',
       registers: [registry],
       collect() {
         this.reset();
@@ -159,4 +165,28 @@ export function createMetrics(orm: MikroORM): Metrics {
     },
   };
   return metrics;
+}
+
+/**
+ * Who may read /metrics (CONTRACT 18): with METRICS_TOKEN, only a request carrying
+ * `Authorization: Bearer <token>` (anything else: 401 with `{message}`); in production without
+ * a token nobody (null: the path is not mounted, so it answers 404 as an unknown path does); in
+ * development and tests without a token, anyone (an empty list of guards).
+ * Under WEB_CONCURRENCY > 1 the workers' figures reach the answering worker over IPC from the
+ * cluster's primary (src/cluster.ts), never over HTTP, so the guard sits only in front of the scraper.
+ */
+export function metricsGuards(o: { token: string | undefined; production: boolean }): RequestHandler[] | null {
+  if (o.token === undefined) return o.production ? null : [];
+  // Digests of equal length, compared in constant time: neither the token's length nor its first
+  // differing byte shows in the answer's timing.
+  const expected = createHash('sha256').update(o.token).digest();
+  const guard: RequestHandler = (req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    const bearer = /^Bearer /i.test(header);
+    const given = createHash('sha256').update(bearer ? header.slice(7).trim() : '').digest();
+    if (timingSafeEqual(given, expected) && bearer) return next();
+    res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+    sendError(res, AppError.unauthenticated());
+  };
+  return [guard];
 }

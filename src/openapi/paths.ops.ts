@@ -57,8 +57,9 @@ export const opsPaths: Paths = {
       id: 'metrics',
       tag: 'operations',
       summary: 'Prometheus metrics',
-      description: 'HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; SQL statements per pool (primary, replica-N) and each replica\'s state and lag; process. Keep it off the public internet (scrape it from inside).',
+      description: 'HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; SQL statements per pool (primary, replica-N) and each replica\'s state and lag; process. Keep it off the public internet (scrape it from inside). With METRICS_TOKEN set it answers only `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise); with NODE_ENV=production and no token it is not served (404).',
       success: { status: 200, description: 'Prometheus text exposition format', schema: { type: 'string' }, contentType: 'text/plain' },
+      errors: { 401: ['Unauthenticated'], 404: ['Not found'] },
     }),
   },
   '/openapi.json': {

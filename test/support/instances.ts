@@ -37,6 +37,12 @@ export function buildService(): void {
   if (build.status !== 0) throw new Error(build.stderr);
 }
 
+/** The scratch root buildService() built in (its dist/ is the service's build). */
+export function serviceRoot(): string {
+  if (!root) throw new Error('buildService() first');
+  return root;
+}
+
 /** Deletes the scratch build (after the instances have stopped). */
 export function removeService(): void {
   if (root) rmSync(root, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { Migration20261123000000SlidingLimits } from './Migration20261123000000S
 import { Migration20261124000000LivePostsIndex } from './Migration20261124000000LivePostsIndex';
 import { Migration20261125120000JobRuns } from './Migration20261125120000JobRuns';
 import { Migration20261126000000PageVersions } from './Migration20261126000000PageVersions';
+import { Migration20261126120000MailOutboxNotify } from './Migration20261126120000MailOutboxNotify';
 
 /** Every migration, in order. Listed rather than globbed so compiled and test runs see the same set. */
 export const migrationsList = [
@@ -11,4 +12,5 @@ export const migrationsList = [
   { name: 'Migration20261124000000LivePostsIndex', class: Migration20261124000000LivePostsIndex },
   { name: 'Migration20261125120000JobRuns', class: Migration20261125120000JobRuns },
   { name: 'Migration20261126000000PageVersions', class: Migration20261126000000PageVersions },
+  { name: 'Migration20261126120000MailOutboxNotify', class: Migration20261126120000MailOutboxNotify },
 ];

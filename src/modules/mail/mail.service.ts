@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Transporter } from 'nodemailer';
 import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
+import { EventListener } from '../../core/events';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { OutboxMail } from './mail.entity';
@@ -29,12 +30,26 @@ const CLEANUP_EVERY_MS = 10 * 60_000;
  * The outbox: `enqueue` writes the message in the caller's unit of work, so it
  * is committed with the change that caused it; the worker sends it afterwards, retrying with
  * exponential backoff until the SMTP server accepts it. A send never affects an HTTP answer.
+ *
+ * What wakes the worker, so that an idle outbox costs the primary almost nothing (CONTRACT 18):
+ * the `mailQueued` NOTIFY that the insert's own transaction sends (a trigger on mail_outbox),
+ * heard on the process's LISTEN connection (core/events.ts) by every instance's worker; `kick()`
+ * in the enqueuing process; a timer for the next retry of a send that failed here; a drain when
+ * the LISTEN connection comes back after a loss; and a slow safety poll (`mailPollMs`, 10 s) for
+ * anything else (a retry whose sender died, a NOTIFY lost with the connection).
  */
 export class MailService {
   private transporter?: Transporter;
   private readonly toFiles: boolean;
   private readonly worker: ReturnType<typeof intervalJob>;
   private active = false;
+  private readonly listener: EventListener;
+  private listenRetry: NodeJS.Timeout | undefined;
+  /** The next retry of a send that failed in this process, and when it is due. */
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAt = Infinity;
+  /** A kick is waiting for its drain to start. */
+  private drainWanted = false;
   readonly job: BackgroundJob;
   /** Deletes rows sent more than a day ago (also in the app's jobs; tests call its runNow()). */
   readonly cleanup: ReturnType<typeof intervalJob>;
@@ -55,14 +70,22 @@ export class MailService {
       (err) => log.warn({ err }, 'mail outbox cleanup failed'),
       { shared: sharedPeriod(orm) },
     );
+    this.listener = new EventListener(orm.config.getClientUrl(), (e) => e.type === 'mailQueued' && this.kick(), log, { onReconnect: () => this.kick() });
     this.job = {
       name: 'mail-outbox',
       start: () => {
         this.active = true;
         this.worker.start();
+        this.listen();
+        // Mails queued while no worker was running (a restart) are not announced again.
+        this.kick();
       },
       stop: async () => {
         this.active = false;
+        clearTimeout(this.listenRetry);
+        clearTimeout(this.retryTimer);
+        this.retryAt = Infinity;
+        await this.listener.close();
         await this.worker.stop();
       },
     };
@@ -93,16 +116,43 @@ export class MailService {
     return row;
   }
 
+  /** LISTEN for `mailQueued`; while the database cannot be reached, tried again every few seconds (the safety poll covers the gap). */
+  private listen(): void {
+    this.listener.start().catch((err) => {
+      if (!this.active) return;
+      this.log.warn({ err }, 'mail outbox: could not LISTEN; trying again in 5 s');
+      this.listenRetry = setTimeout(() => this.active && this.listen(), 5_000);
+      this.listenRetry.unref();
+    });
+  }
+
+  /** A drain once a send that failed here is due again (the earliest such retry wins). */
+  private wakeIn(ms: number): void {
+    const at = Date.now() + ms;
+    if (!this.active || at >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = at;
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = Infinity;
+      this.kick();
+    }, ms + 20); // next_attempt_at is the database's clock: a little after it, not just before
+    this.retryTimer.unref();
+  }
+
   /** Call after the commit: delivers soon without waiting for the next poll (and after the response). */
   kick(): void {
-    if (!this.active) return;
+    // Kicks before the next drain starts are all served by it (a burst of NOTIFYs is one drain).
+    if (!this.active || this.drainWanted) return;
+    this.drainWanted = true;
     setImmediate(() => {
       if (this.active) void this.worker.runNow();
+      else this.drainWanted = false;
     });
   }
 
   /** Sends every due message, one at a time, until none is due (or the job stops). */
   async drain(): Promise<void> {
+    this.drainWanted = false;
     while ((await this.sendNext()) && this.active);
   }
 
@@ -157,6 +207,7 @@ export class MailService {
       const attempts = row.attempts + 1;
       const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));
       this.log.warn({ mailId: row.id, attempts, retryInMs: delay, err: (err as Error).message }, 'mail send failed; will retry');
+      this.wakeIn(delay);
       await trx.raw(
         `update mail_outbox set attempts = ?, last_error = ?, next_attempt_at = now() + interval '${Math.round(delay)} milliseconds' where id = ?`,
         [attempts, String((err as Error).message ?? err).slice(0, 1000), row.id],
