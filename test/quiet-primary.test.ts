@@ -45,8 +45,8 @@ afterAll(async () => {
   await pair?.close();
 });
 
-async function started(workers: number): Promise<Started> {
-  const s = npmStart(copy, { ...env, WEB_CONCURRENCY: String(workers) });
+async function started(workers: number, extra: Record<string, string> = {}): Promise<Started> {
+  const s = npmStart(copy, { ...env, WEB_CONCURRENCY: String(workers), ...extra });
   await s.ready;
   if (workers > 1) await waitUntil(() => s.output().includes(`"msg":"${workers} workers listening"`), 'every worker');
   return s;
@@ -72,7 +72,8 @@ function fresh(port: number, path: string, headers: Record<string, string> = {})
 const lines = (out: string) => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 it('4 workers: /metrics answers only the bearer and sums every worker; each worker reads through the replica its primary measured; one worker runs the jobs, woken by NOTIFY', async () => {
-  const s = await started(4);
+  // A generous lag bound: a standby slowed by a busy machine must not make the answers below flaky.
+  const s = await started(4, { BCRYPT_COST: '4', REPLICA_MAX_LAG_MS: '60000' });
   const port = s.port();
   for (let i = 0; i < 12; i++) expect((await fresh(port, '/readyz')).body).toBe(JSON.stringify({ status: 'ready', replicas: { in_use: ['replica-1'], skipped: [] } }));
   const served = () => lines(s.output()).filter((l) => l.msg === 'request' && l.route === '/readyz');
@@ -93,7 +94,6 @@ it('4 workers: /metrics answers only the bearer and sums every worker; each work
   expect(lines(s.output()).filter((l) => typeof l.msg === 'string' && l.msg.endsWith('runs the background jobs'))).toHaveLength(1);
   const mailDir = join(copy.dataDir, 'mail');
   const mailsBefore = existsSync(mailDir) ? readdirSync(mailDir).length : 0;
-  const began = Date.now();
   for (let i = 0; i < 4; i++) {
     const res = await fetch(`http://127.0.0.1:${port}/auth/register`, {
       method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' },
@@ -101,8 +101,9 @@ it('4 workers: /metrics answers only the bearer and sums every worker; each work
     });
     expect(res.status).toBe(201);
   }
+  const registered = Date.now();
   await waitUntil(() => existsSync(mailDir) && readdirSync(mailDir).length >= mailsBefore + 4, 'four mails', 5_000);
-  expect(Date.now() - began).toBeLessThan(5_000);
+  expect(Date.now() - registered).toBeLessThan(5_000);
   const senders = new Set(lines(s.output()).filter((l) => l.msg === 'mail written to file (no SMTP_URL)').map((l) => l.worker));
   expect(senders.size).toBe(1);
   await stopped(s);
