@@ -497,7 +497,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; SQL statements per pool (primary, replica-N) and each replica's state and lag; process. Keep it off the public internet (scrape it from inside).
+         * @description HTTP requests by method, route pattern and status; GraphQL operations by name and outcome; database pool; SQL statements per pool (primary, replica-N) and each replica's state and lag; process. Keep it off the public internet (scrape it from inside). With METRICS_TOKEN set it answers only `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise); with NODE_ENV=production and no token it is not served (404).
          */
         get: operations["metrics"];
         put?: never;
@@ -4661,6 +4661,42 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Not found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Not found"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Not found";
                     } & components["schemas"]["Error"];
                 };
             };
