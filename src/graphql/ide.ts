@@ -61,6 +61,7 @@ const HTML = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>GraphiQL · Blog API</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/graphql/assets/graphiql.min.css">
   <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
 </head>
