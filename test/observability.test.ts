@@ -23,7 +23,8 @@ async function logLineFor(requestIdValue: string): Promise<Record<string, unknow
 }
 
 const ASSET_URL = /(?:src|href)="([^"]+)"/g;
-const localAssets = (html: string) => [...html.matchAll(ASSET_URL)].map((m) => m[1]);
+// A `data:` URL (GraphiQL's empty icon) loads nothing from anywhere.
+const localAssets = (html: string) => [...html.matchAll(ASSET_URL)].map((m) => m[1]).filter((u) => !u.startsWith('data:'));
 
 let app: TestApp;
 let api: ReturnType<typeof clients>;
