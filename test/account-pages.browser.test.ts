@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import { describeInBrowser, launchChromium } from './support/browser';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { uniqueEmail } from './support/factories';
@@ -13,27 +13,7 @@ import { startMailbox, type Mailbox, type ReceivedMail } from './support/mailbox
  * reads the token from the fragment, calls the API and shows its message. The pages must run
  * under their Content-Security-Policy without a violation and load nothing from elsewhere.
  */
-const CHROMIUM = '/usr/bin/chromium';
-
-/** Loaded only when there is a browser to drive. */
-function loadPlaywright(): typeof import('playwright-core') {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('playwright-core') as typeof import('playwright-core');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw new Error(`${CHROMIUM} is installed but playwright-core is not: it is a devDependency (playwright-core@1.65.1); run npm ci`);
-  }
-}
-
-const available = existsSync(CHROMIUM);
-const describeInBrowser = available ? describe : describe.skip;
-if (!available) {
-  // Said once in the run's output, besides the skipped title.
-  process.stderr.write(`test/account-pages.browser.test.ts skipped: ${CHROMIUM} is absent (Debian: apt-get install -y chromium)\n`);
-}
-
-describeInBrowser(available ? 'the pages behind the mail links, in Chromium' : `the pages behind the mail links, in Chromium (skipped: ${CHROMIUM} is absent; apt-get install -y chromium)`, () => {
+describeInBrowser('test/account-pages.browser.test.ts', 'the pages behind the mail links, in Chromium', () => {
   let app: TestApp;
   let mailbox: Mailbox;
   let browser: Browser;
@@ -43,12 +23,8 @@ describeInBrowser(available ? 'the pages behind the mail links, in Chromium' : `
     mailbox = await startMailbox();
     app = await startTestApp({ SMTP_URL: mailbox.url, APP_URL: 'http://app.localhost' });
     api = clients(app.url);
-    const { chromium } = loadPlaywright();
     const port = new URL(app.url).port;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP app.localhost:80 127.0.0.1:${port}`],
-    });
+    browser = await launchChromium([`--host-resolver-rules=MAP app.localhost:80 127.0.0.1:${port}`]);
   }, 60_000);
 
   afterAll(async () => {

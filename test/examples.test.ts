@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../src/openapi/document';
-import { freshCopy, npmStart, stopLeftovers, type Copy, type Started } from './support/npm-start';
+import { freshCopy, npmStart, stopStarted, type Copy, type Started } from './support/npm-start';
 
 /**
  * The typed clients in examples/ (a package of its own) stay true to the service:
@@ -138,16 +138,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       url = `http://127.0.0.1:${server.port()}`;
     }, 120_000);
 
-    afterAll(async () => {
-      if (server && server.npm.exitCode === null) {
-        server.npm.kill('SIGTERM');
-        await server.exited;
-      }
-      if (copy) {
-        await stopLeftovers(copy);
-        copy.remove();
-      }
-    }, 60_000);
+    afterAll(() => stopStarted(server, copy), 60_000);
 
     const example = (name: 'rest' | 'graphql', env: Record<string, string> = {}) =>
       run(process.execPath, [join(examples, 'dist', name, 'src', 'main.js')], { env: { ...process.env, API_URL: url, ...env }, timeoutMs: 60_000 });

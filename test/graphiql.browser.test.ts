@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
+import { describeInBrowser, launchChromium } from './support/browser';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { uniqueEmail } from './support/factories';
@@ -12,26 +12,7 @@ import { untilSubscribed } from './support/ws';
  * on the same origin, a comment added through REST. Nothing is loaded from another host and the
  * console stays free of errors.
  */
-const CHROMIUM = '/usr/bin/chromium';
-
-/** Loaded only when there is a browser to drive. */
-function loadPlaywright(): typeof import('playwright-core') {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('playwright-core') as typeof import('playwright-core');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-    throw new Error(`${CHROMIUM} is installed but playwright-core is not: it is a devDependency (playwright-core@1.65.1); run npm ci`);
-  }
-}
-
-const available = existsSync(CHROMIUM);
-const describeInBrowser = available ? describe : describe.skip;
-if (!available) {
-  process.stderr.write(`test/graphiql.browser.test.ts skipped: ${CHROMIUM} is absent (Debian: apt-get install -y chromium)\n`);
-}
-
-describeInBrowser(available ? 'GraphiQL at /graphql, in Chromium' : `GraphiQL at /graphql, in Chromium (skipped: ${CHROMIUM} is absent; apt-get install -y chromium)`, () => {
+describeInBrowser('test/graphiql.browser.test.ts', 'GraphiQL at /graphql, in Chromium', () => {
   let app: TestApp;
   let browser: Browser;
   let api: ReturnType<typeof clients>;
@@ -49,11 +30,7 @@ describeInBrowser(available ? 'GraphiQL at /graphql, in Chromium' : `GraphiQL at
     expect(created.status).toBe(201);
     postId = created.body.id;
     expect((await api.rest('PATCH', `/posts/${postId}/publish`, { token })).status).toBe(200);
-    const { chromium } = loadPlaywright();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

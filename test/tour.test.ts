@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freshCopy, npmStart, stopLeftovers, waitUntil, type Copy, type Started } from './support/npm-start';
+import { freshCopy, npmStart, stopStarted, waitUntil, type Copy, type Started } from './support/npm-start';
 
 /**
  * What a newcomer pastes from the docs, run as pasted against `npm start` in a fresh copy of the
@@ -59,16 +59,7 @@ beforeAll(async () => {
   url = `http://localhost:${server.port()}`;
 }, 120_000);
 
-afterAll(async () => {
-  if (server && server.npm.exitCode === null) {
-    server.npm.kill('SIGTERM');
-    await server.exited;
-  }
-  if (copy) {
-    await stopLeftovers(copy);
-    copy.remove();
-  }
-}, 60_000);
+afterAll(() => stopStarted(server, copy), 60_000);
 
 /** Runs the tour as pasted into a shell; every step's printed status, and what else it wrote. */
 async function runTour() {

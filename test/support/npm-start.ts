@@ -108,3 +108,15 @@ export async function stopLeftovers(copy: Copy): Promise<void> {
   await waitUntil(() => leftovers(copy).length === 0, 'leftovers to stop', 20_000).catch(() => undefined);
   for (const p of leftovers(copy)) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
 }
+
+/** The end of a test that ran `npm start` in a copy: SIGTERM if still running, then what it left, then the copy. */
+export async function stopStarted(server: Started | undefined, copy: Copy | undefined): Promise<void> {
+  if (server && server.npm.exitCode === null) {
+    server.npm.kill('SIGTERM');
+    await server.exited;
+  }
+  if (copy) {
+    await stopLeftovers(copy);
+    copy.remove();
+  }
+}
