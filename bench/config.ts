@@ -1,22 +1,43 @@
 import { availableParallelism } from 'node:os';
 
-/** Benchmark knobs, all from the environment so a quick or a long run needs no code change. */
-const num = (name: string, fallback: number) => {
-  const raw = process.env[name];
+/**
+ * Command-line options of `npm run bench -- ...`, each winning over its environment variable:
+ * `--baseline <git ref>`, `--only <keys or groups>`, `--rounds N`, `--seconds N`, `--warmup N`,
+ * `--connections N` (also as `--name=value`).
+ */
+export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections'] as const;
+export function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === `--${name}`) {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith('--')) throw new Error(`--${name} needs a value`);
+      return value;
+    }
+    if (argv[i].startsWith(`--${name}=`)) return argv[i].slice(name.length + 3);
+  }
+  return undefined;
+}
+
+/** Benchmark knobs, from the command line or the environment, so a quick or a long run needs no code change. */
+const num = (name: string, fallback: number, cli?: (typeof BENCH_FLAGS)[number]) => {
+  const raw = (cli && flag(cli)) ?? process.env[name];
   const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number`);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${cli ? `--${cli} / ` : ''}${name} must be a non-negative number`);
   return n;
 };
 
 export const benchConfig = {
   /** Seconds each measured scenario runs. */
-  duration: num('BENCH_DURATION', 10),
-  /** Rounds per read scenario, the targets' order alternating (mean req/s; CPU per request over all answers). */
-  rounds: num('BENCH_ROUNDS', 2),
+  duration: num('BENCH_DURATION', 8, 'seconds'),
+  /**
+   * Rounds of each paired scenario (the first and random pages, GET /posts/:id), the targets'
+   * order rotating each round; ratios are paired medians over the rounds. The other scenarios run once.
+   */
+  rounds: Math.max(1, num('BENCH_ROUNDS', 3, 'rounds')),
   /** Seconds of unmeasured load before each scenario (JIT, connection pools, PostgreSQL caches). */
-  warmup: num('BENCH_WARMUP', 2),
+  warmup: num('BENCH_WARMUP', 2, 'warmup'),
   /** Concurrent connections of the load generator for the throughput scenarios. */
-  connections: num('BENCH_CONNECTIONS', 10),
+  connections: Math.max(1, num('BENCH_CONNECTIONS', 10, 'connections')),
   /** Concurrent logins during the login storm. */
   stormConnections: num('BENCH_STORM_CONNECTIONS', 8),
   /** Fixed request rate of GET /posts in the "p99 with and without a login storm" pair. */
@@ -36,8 +57,10 @@ export const benchConfig = {
   serviceEnv: Object.fromEntries(
     (process.env.BENCH_SERVICE_ENV ?? '').split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   ) as Record<string, string>,
-  /** Comma-separated scenario keys to run (default: all). */
-  only: (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  /** Comma-separated scenario keys or groups to run (default: all); bench/scenarios.ts's `selected` expands them. */
+  only: (flag('only') ?? process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  /** A git ref whose build runs as one more target (`baseline`), built in a temporary worktree. */
+  baseline: flag('baseline') ?? (process.env.BENCH_BASELINE || undefined),
 };
 
 /** What every seeded user's password is; the seed hashes it once at cost 12. */

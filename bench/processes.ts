@@ -42,9 +42,11 @@ export async function startTarget(
   env: Record<string, string>,
   nodeArgs: string[] = [],
   node: string = process.execPath,
+  cwd?: string,
 ): Promise<Target> {
   const port = await freePort();
   const child = spawn(node, [...nodeArgs, script], {
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -85,6 +87,16 @@ export async function startTarget(
 export function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The highest RSS a process has had since it started, in MB (VmHWM, /proc; Linux). */
+export function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;

@@ -1,33 +1,28 @@
 import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
 import { call } from './http';
-import { distPath, ensureBenchPackage, startTarget, type Target } from './processes';
+import { distPath, ensureBenchPackage, peakRssMb, startTarget, type Target } from './processes';
 import { withReceiver } from './otlp-receiver';
-import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, type Measurement } from './scenarios';
+import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
 import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
 /**
- * `npm run bench`: seeds a scratch database, starts in processes of their own the service (as
- * `npm start` starts it), the raw reference (node:http, one named prepared statement per answer,
- * JSON built by PostgreSQL), the Express reference (the same statements and rules on Express 5),
- * PostGraphile 4 and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench package),
- * drives each scenario against them with autocannon from this process, and prints (and writes to
- * bench/results/latest.md) the table, the paired ratios and the targets.
+ * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N]`:
+ * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
+ * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
+ * PostgreSQL), the Express reference (the same statements and rules on Express 5), PostGraphile 4
+ * and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench package) and, with
+ * --baseline, the code at another git ref (bench/baseline.ts), drives each scenario against them
+ * with autocannon from this process in rotated rounds, and prints (and writes to
+ * bench/results/latest.md) the table, the paired ratios, the comparison with the baseline and the targets.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
-/** The node flags of `npm start` (package.json), so the service is measured as shipped. */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  // `exec node ...`: the shell replaces itself with node, so signals reach it (package.json).
-  const words = pkg.scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
-  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`npm start is not "node [flags] dist/src/main.js": ${pkg.scripts.start}`);
-  return words.slice(1, -1);
-}
 
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -144,6 +139,19 @@ async function contractCheck(t: Target, service: Target): Promise<string[]> {
   const login = await get(t.url, '/auth/login', 'POST', { email: userEmail(3), password: BENCH_PASSWORD });
   if (login.status !== 200 || typeof login.body?.token !== 'string') problems.push(`POST /auth/login → ${login.status}`);
   if (t === service) return problems;
+  if (t.name === 'baseline') {
+    // Older code may answer differently (a field added since): what differs is said, not held against it.
+    const differ: string[] = [];
+    for (const [key, make] of Object.entries(requestMakers)) {
+      const r = make();
+      const headers = { ...r.headers, ...(r.body ? { 'content-type': 'application/json' } : {}) };
+      const [a, b] = await Promise.all([service, t].map((x) => callBytes(x.url, r.method, r.path, headers, r.body)));
+      if (b.status !== 200) problems.push(`${key} ${r.method} ${r.path}: baseline answers ${b.status}`);
+      else if (canonical(parsed(a.bytes)) !== canonical(parsed(b.bytes))) differ.push(key);
+    }
+    log(`contract: the baseline answers ${differ.length ? `other JSON than the service for ${differ.join(', ')} (a change since that ref), the same for the rest` : 'the same JSON as the service'} of ${Object.keys(requestMakers).join(', ')}`);
+    return problems;
+  }
   let same = 0;
   let sameBytes = 0;
   for (const [key, make] of Object.entries(requestMakers)) {
@@ -175,48 +183,91 @@ const shown = (name: string) => ({ express: 'Express ref', postgraphile: 'PostGr
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
-interface Row { label: string; key: string; m: Record<string, Measurement> }
+interface Row {
+  label: string;
+  key: string;
+  /** Each target's rounds combined (medians). */
+  m: Record<string, Measurement>;
+  /** Each target's measurement per round, index = round: the pairs of the paired ratios. */
+  runs: Record<string, Measurement[]>;
+}
 
-/** Rounds of one target in one scenario: mean req/s and latencies, CPU per request over all answers, peak RSS. */
+const median = (xs: number[]): number => {
+  const v = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const h = v.length >> 1;
+  return v.length % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+};
+
+/** Rounds of one target in one scenario: medians of req/s, latencies and CPU per request; peak RSS; errors summed. */
 function combine(ms: Measurement[]): Measurement {
   if (ms.length === 1) return ms[0];
-  const mean = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m), 0) / ms.length;
-  const responses = ms.reduce((a, m) => a + m.responses, 0) || 1;
-  const perAnswer = (f: (m: Measurement) => number) => ms.reduce((a, m) => a + f(m) * m.responses, 0) / responses;
+  const med = (f: (m: Measurement) => number) => median(ms.map(f));
   const statusCodes: Record<string, number> = {};
   for (const m of ms) for (const [c, n] of Object.entries(m.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
-  const sqls = ms.map((m) => m.sqlPerRequest).filter((x): x is number => x !== null);
   return {
-    rps: mean((m) => m.rps), p50: mean((m) => m.p50), p99: mean((m) => m.p99),
-    errors: ms.reduce((a, m) => a + m.errors, 0), responses,
-    sqlPerRequest: sqls.length ? sqls.reduce((a, x) => a + x, 0) / sqls.length : null,
-    rssMb: Math.max(...ms.map((m) => m.rssMb)), nodeMs: perAnswer((m) => m.nodeMs), pgMs: perAnswer((m) => m.pgMs), statusCodes,
+    rps: med((m) => m.rps), p50: med((m) => m.p50), p99: med((m) => m.p99),
+    errors: ms.reduce((a, m) => a + m.errors, 0), responses: ms.reduce((a, m) => a + m.responses, 0),
+    // Counted in the first round only (the same requests every round).
+    sqlPerRequest: ms.find((m) => m.sqlPerRequest !== null)?.sqlPerRequest ?? null,
+    rssMb: Math.max(...ms.map((m) => m.rssMb)), nodeMs: med((m) => m.nodeMs), pgMs: med((m) => m.pgMs), statusCodes,
   };
 }
 const sqlText = (m: Measurement) => (m.sqlPerRequest === null ? 'n/a' : m.sqlPerRequest.toFixed(1));
 
+/**
+ * a's req/s over b's as a paired median: the ratio within each round (both measured minutes apart
+ * at most, in the same neighbourhood of load), then the median over the rounds. NaN if either did not run.
+ */
+function pairedRatio(row: Row, a: string, b: string): number {
+  const x = row.runs[a];
+  const y = row.runs[b];
+  if (!x || !y) return NaN;
+  return median(x.slice(0, y.length).map((m, i) => m.rps / y[i].rps));
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
-  log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.duration} s per scenario after ${benchConfig.warmup} s warm-up`);
+  const unknown = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--' && !BENCH_FLAGS.some((f) => a === `--${f}` || a.startsWith(`--${f}=`)));
+  if (unknown.length) throw new Error(`unknown option ${unknown.join(' ')} (options: ${BENCH_FLAGS.map((f) => `--${f}`).join(', ')})`);
+  const wanted = selected(benchConfig.only);
+  const wants = (key: string) => !wanted || wanted.has(key);
+  log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.rounds} rotated round(s) of each paired scenario, ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections` +
+    (wanted ? `; only ${[...wanted].join(', ')}` : '') + (benchConfig.baseline ? `; baseline ${benchConfig.baseline}` : ''));
   if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
   let bcryptPerSecond = NaN;
 
-  const db = await seed(log);
-  const sql = await SqlStats.connect(db.url, db.statements);
-  const targets: Target[] = [];
-  // Ctrl-C mid-run: stop the servers and the scratch PostgreSQL rather than leave them behind.
+  // What to undo on Ctrl-C, last first: servers, the SQL stats client, the scratch PostgreSQL (the
+  // baseline's worktree goes on exit: bench/baseline.ts).
+  const cleanups: (() => Promise<unknown>)[] = [];
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       log(`${signal}: stopping`);
-      void Promise.allSettled(targets.map((t) => t.stop()))
-        .then(() => sql.close().catch(() => undefined))
-        .then(() => db.close())
-        .finally(() => process.exit(130));
+      void (async () => {
+        for (const c of [...cleanups].reverse()) await c().catch(() => undefined);
+      })().finally(() => process.exit(130));
     });
   }
+  // The scratch database and the baseline's build at once: the build is mostly waiting on npm and swc.
+  const seeded = seed(log);
+  // Ctrl-C while seeding: wait for the database to be up, then close it (else its server stays behind).
+  cleanups.push(() => seeded.then((d) => d.close()));
+  const [dbResult, baselineResult] = await Promise.allSettled([seeded, benchConfig.baseline ? prepareBaseline(benchConfig.baseline, log) : Promise.resolve(undefined)]);
+  if (dbResult.status === 'rejected' || baselineResult.status === 'rejected') {
+    if (dbResult.status === 'fulfilled') await dbResult.value.close();
+    if (baselineResult.status === 'fulfilled') baselineResult.value?.remove();
+    throw dbResult.status === 'rejected' ? dbResult.reason : (baselineResult as PromiseRejectedResult).reason;
+  }
+  const db = dbResult.value;
+  const baseline: Baseline | undefined = baselineResult.value;
+  const sql = await SqlStats.connect(db.url, db.statements);
+  cleanups.push(() => sql.close());
+  const targets: Target[] = [];
+  cleanups.push(() => Promise.allSettled(targets.map((t) => t.stop())));
   const rows: Row[] = [];
   const problems: Record<string, string[]> = {};
-  const flags = startFlags();
+  const flags = startFlags(repoRoot);
+  const peakRss: Record<string, number> = {};
   let realtime: RealtimeFigures[] = [];
   let stopReceiver: (() => Promise<string>) | undefined;
   try {
@@ -227,23 +278,29 @@ async function main(): Promise<void> {
     // BENCH_SERVICE_ENV='OTEL_EXPORTER_OTLP_ENDPOINT=auto OTEL_TRACES_SAMPLER=always_on': the service traced, into a receiver of its own.
     const otlp = await withReceiver(benchConfig.serviceEnv);
     stopReceiver = otlp.stop;
+    const serviceEnv = {
+      ...common,
+      NODE_ENV: 'production',
+      SMTP_URL: 'smtp://127.0.0.1:1',
+      APP_URL: 'http://bench.invalid',
+      METRICS_TOKEN: BENCH_METRICS_TOKEN,
+      AUTH_RATE_LIMIT_PER_MINUTE: '0',
+      // The realtime scenario opens thousands of WebSockets from this one address.
+      SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: join(resultsDir, '.service-data'),
+      ...otlp.env,
+    };
     targets.push(
-      await startTarget('service', distPath('src', 'main.js'), {
-        ...common,
-        NODE_ENV: 'production',
-        SMTP_URL: 'smtp://127.0.0.1:1',
-        APP_URL: 'http://bench.invalid',
-        METRICS_TOKEN: BENCH_METRICS_TOKEN,
-        AUTH_RATE_LIMIT_PER_MINUTE: '0',
-        // The realtime scenario opens thousands of WebSockets from this one address.
-        SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
-        LOG_LEVEL: 'warn',
-        DATA_DIR: join(resultsDir, '.service-data'),
-        ...otlp.env,
-      }, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
+      await startTarget('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
       await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
       await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production' }),
     );
+    if (baseline) {
+      // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
+      log(`baseline: node ${[...baseline.flags, 'dist/src/main.js'].join(' ')} in ${baseline.dir} (its npm start's flags)`);
+      targets.push(await startTarget('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, process.execPath, baseline.dir));
+    }
     const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
     ensureBenchPackage(pgl, ['node_modules/postgraphile'], 'PostGraphile 4 (a package of its own: it needs graphql 15)', log);
     targets.push(await startTarget('postgraphile', join(pgl, 'server.js'), { ...common, NODE_ENV: 'production' }));
@@ -261,7 +318,7 @@ async function main(): Promise<void> {
     }
     const byName = (n: string) => targets.find((t) => t.name === n);
     for (const s of scenarios) {
-      if (benchConfig.only.length && !benchConfig.only.includes(s.key)) continue;
+      if (!wants(s.key)) continue;
       const dead = targets.find((t) => t.exited());
       if (dead) throw new Error(`${dead.name} died (${dead.exited()}):\n${dead.output()}`);
       if (s.key === 'login') {
@@ -269,25 +326,32 @@ async function main(): Promise<void> {
         bcryptPerSecond = bcryptBaseline();
         log(`bcrypt cost 12 alone, ${benchConfig.cores} threads: ${bcryptPerSecond.toFixed(2)} compares/s`);
       }
-      const order = ['service', ...(s.peers ?? ['raw'])].map(byName).filter((t): t is Target => t !== undefined);
-      const row: Row = { label: s.label, key: s.key, m: {} };
-      const runs: Record<string, Measurement[]> = {};
-      // Rounds alternate the order (service first, then last, ...): a neighbour's burst on a shared
-      // machine then hits both sides alike instead of one.
-      const rounds = s.key === 'login' || s.key === 'mix' || s.key === 'storm' || s.key === 'calm' ? 1 : benchConfig.rounds;
-      for (let round = 0; round < rounds; round++) for (const t of round % 2 ? [...order].reverse() : order) {
-        const m = await s.run(t, sql);
-        (runs[t.name] ??= []).push(m);
-        log(`${s.label}: ${t.name} ${f0(m.rps)} req/s, p99 ${m.p99} ms, Node ${f2(m.nodeMs)} / PG ${f2(m.pgMs)} ms CPU per request, SQL/req ${sqlText(m)}`);
+      // The baseline joins every scenario but the paced pair (a fixed rate has no ratio to give).
+      const names = ['service', ...(s.peers ?? ['raw']), ...(s.key === 'calm' || s.key === 'storm' ? [] : ['baseline'])];
+      const order = names.map(byName).filter((t): t is Target => t !== undefined);
+      const row: Row = { label: s.label, key: s.key, m: {}, runs: {} };
+      // Each round starts one target further along the order: a neighbour's burst on a shared
+      // machine then hits every target alike instead of one, and the ratios pair each round's runs.
+      const rounds = s.paired ? benchConfig.rounds : 1;
+      for (let round = 0; round < rounds; round++) for (const t of order.map((_, i) => order[(i + round) % order.length])) {
+        const m = await s.run(t, sql, round);
+        (row.runs[t.name] ??= []).push(m);
+        log(`${s.label}${rounds > 1 ? ` [${round + 1}/${rounds}]` : ''}: ${t.name} ${f0(m.rps)} req/s, p99 ${m.p99} ms, Node ${f2(m.nodeMs)} / PG ${f2(m.pgMs)} ms CPU per request, SQL/req ${sqlText(m)}`);
         if (t.name === 'service' && process.env.BENCH_SHOW_SQL === '1') for (const q of await sql.top(6)) log(`   ${q.calls}× ${q.meanMs.toFixed(2)} ms  ${q.query.slice(0, 220)}`);
         const bad = Object.entries(m.statusCodes).filter(([c]) => !c.startsWith('2'));
         if (bad.length || m.errors) log(`   ${t.name}: ${m.errors} errors; non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
       }
-      for (const t of order) row.m[t.name] = combine(runs[t.name]);
+      for (const t of order) row.m[t.name] = combine(row.runs[t.name]);
       rows.push(row);
     }
+    // The highest RSS since start (VmHWM) once the load scenarios are over, before the realtime one
+    // (thousands of sockets, its own RSS figures): no sample can miss the peak.
+    for (const n of ['service', 'baseline']) {
+      const t = byName(n);
+      if (t && rows.length) peakRss[n] = peakRssMb(t.pid);
+    }
     // Subscriptions exist on the service only: the peers have nothing to compare.
-    if (!benchConfig.only.length || benchConfig.only.includes('realtime')) realtime = await runRealtime(byName('service')!, log);
+    if (wants('realtime')) realtime = await runRealtime(byName('service')!, log);
   } finally {
     for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
     await Promise.all(targets.map((t) => t.stop()));
@@ -295,63 +359,98 @@ async function main(): Promise<void> {
     if (said) log(`the OTLP receiver ${said}`);
     await sql.close();
     await db.close();
+    baseline?.remove();
   }
 
-  const ratio = (a: Measurement | undefined, b: Measurement | undefined) => (a && b ? `${(a.rps / b.rps).toFixed(2)}×` : '');
-  // Each row's req/s over each anchor's in the same scenario (blank where that anchor did not run).
-  const anchors = ['express', 'raw', 'postgraphile', 'postgraphile5'];
+  // Each row's req/s over each anchor's in the same scenario, paired by round (blank where that anchor did not run).
+  const anchors = ['express', 'raw', 'postgraphile', 'postgraphile5', ...(baseline ? ['baseline'] : [])];
+  const ratioText = (row: Row, a: string, b: string) => (a !== b && row.runs[a] && row.runs[b] ? `${f2(pairedRatio(row, a, b))}×` : '');
   const table = [
     `| scenario | target | req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
     `|---|---|---:|${anchors.map(() => '---:').join('|')}|---|---:|---:|---:|---:|---:|`,
-    ...rows.flatMap(({ label, m }) => Object.entries(m).map(([name, x]) =>
-      `| ${name === 'service' ? label : ''} | ${shown(name)} | ${f0(x.rps)} | ${anchors.map((a) => ratio(x, m[a])).join(' | ')} | ${f1(x.p50)} / ${f1(x.p99)} | ${f2(x.nodeMs)} | ${f2(x.pgMs)} | ${sqlText(x)} | ${f0(x.rssMb)} | ${x.errors} |`)),
+    ...rows.flatMap((row) => Object.entries(row.m).map(([name, x]) =>
+      `| ${name === 'service' ? row.label : ''} | ${shown(name)} | ${f0(x.rps)} | ${anchors.map((a) => ratioText(row, name, a)).join(' | ')} | ${f1(x.p50)} / ${f1(x.p99)} | ${f2(x.nodeMs)} | ${f2(x.pgMs)} | ${sqlText(x)} | ${f0(x.rssMb)} | ${x.errors} |`)),
   ];
 
+  const against = baseline
+    ? [
+        '',
+        `Against the baseline \`${baseline.ref}\` (${baseline.commit.slice(0, 10)}), built in a temporary worktree and started as its \`npm start\` (\`node ${[...baseline.flags, 'dist/src/main.js'].join(' ')}\`), in the same rounds:`,
+        '',
+        '| scenario | service req/s | baseline req/s | service / baseline (paired median) | Node CPU ms/req service | baseline | PostgreSQL CPU ms/req service | baseline | max RSS MB service | baseline |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+        ...rows.filter((r) => r.m.service && r.m.baseline).map((r) => {
+          const [a, b] = [r.m.service, r.m.baseline];
+          return `| ${r.label} | ${f0(a.rps)} | ${f0(b.rps)} | ${f2(pairedRatio(r, 'service', 'baseline'))}× | ${f2(a.nodeMs)} | ${f2(b.nodeMs)} | ${f2(a.pgMs)} | ${f2(b.pgMs)} | ${f0(a.rssMb)} | ${f0(b.rssMb)} |`;
+        }),
+        '',
+        `Peak RSS since start (VmHWM) after the load scenarios: service ${f0(peakRss.service ?? NaN)} MB, baseline ${f0(peakRss.baseline ?? NaN)} MB.`,
+      ]
+    : [];
+
   const by = (k: string) => rows.find((r) => r.key === k);
-  const targetsLines: string[] = [];
-  const check = (name: string, row: unknown, ok: () => boolean, detail: () => string) => {
-    targetsLines.push(row ? `- ${ok() ? 'PASS' : 'MISS'}: ${name}: ${detail()}` : `- n/a: ${name} (scenario not run)`);
+  const check = (lines: string[], name: string, ran: unknown, ok: () => boolean, detail: () => string) => {
+    lines.push(ran ? `- ${ok() ? 'PASS' : 'FAIL'}: ${name}: ${detail()}` : `- n/a: ${name} (scenario not run)`);
   };
-  const vs = (k: string, peer: string, goal: number, name: string) => {
+  const vs = (lines: string[], k: string, peer: string, goal: number, name: string) => {
     const r = by(k);
-    check(`${name} >= ${goal.toFixed(2)}x ${shown(peer)}`, r?.m.service && r.m[peer], () => r!.m.service.rps >= goal * r!.m[peer].rps,
-      () => `${f0(r!.m.service.rps)} vs ${f0(r!.m[peer].rps)} req/s = ${(r!.m.service.rps / r!.m[peer].rps).toFixed(2)}x`);
+    check(lines, `${name} >= ${goal.toFixed(2)}x ${shown(peer)}`, r?.m.service && r.m[peer], () => pairedRatio(r!, 'service', peer) >= goal,
+      () => `${f0(r!.m.service.rps)} vs ${f0(r!.m[peer].rps)} req/s (medians), paired median ${pairedRatio(r!, 'service', peer).toFixed(3)}x`);
   };
-  // Issue 21's targets.
-  vs('list', 'express', 0.95, 'REST GET /posts');
-  vs('list', 'raw', 0.85, 'REST GET /posts');
-  for (const k of ['show', 'trash', 'tenant', 'admin']) vs(k, 'express', 0.8, by(k)?.label ?? k);
-  vs('graphql', 'postgraphile', 1.2, 'GraphQL posts page');
-  vs('graphql', 'postgraphile5', 1.1, 'GraphQL posts page');
-  // The other two pagination modes have no target of their own: shown, not judged.
+  // The targets: each on the first page and on random pages, as paired medians.
+  const goals: string[] = [];
+  for (const [k, what] of [['list-first', 'first page'], ['list', 'random pages']]) {
+    vs(goals, k, 'express', 0.95, `REST GET /posts, ${what}`);
+    vs(goals, k, 'raw', 0.85, `REST GET /posts, ${what}`);
+  }
+  vs(goals, 'show', 'express', 0.9, 'REST GET /posts/:id');
+  for (const [k, what] of [['graphql-first', 'first page'], ['graphql', 'random pages']]) {
+    vs(goals, k, 'postgraphile', 1.2, `GraphQL posts page, ${what}`);
+    vs(goals, k, 'postgraphile5', 1.1, `GraphQL posts page, ${what}`);
+  }
+  const gqlFirst = by('graphql-first')?.m;
+  if (!baseline) goals.push('- n/a: Node CPU per GraphQL first page <= the baseline\'s (no --baseline given)');
+  else check(goals, `Node CPU per GraphQL first page <= the baseline's (${baseline.ref})`, gqlFirst?.service && gqlFirst.baseline, () => gqlFirst!.service.nodeMs <= gqlFirst!.baseline.nodeMs,
+    () => `${gqlFirst!.service.nodeMs.toFixed(3)} vs ${gqlFirst!.baseline.nodeMs.toFixed(3)} ms (medians over rounds)`);
+  const restFirst = by('list-first')?.m;
+  check(goals, 'Node CPU per REST first page within 0.05 ms of the Express reference\'s', restFirst?.service && restFirst.express, () => restFirst!.service.nodeMs <= restFirst!.express.nodeMs + 0.05,
+    () => `${restFirst!.service.nodeMs.toFixed(3)} vs ${restFirst!.express.nodeMs.toFixed(3)} ms (medians over rounds), ${restFirst!.service.nodeMs >= restFirst!.express.nodeMs ? '+' : ''}${(restFirst!.service.nodeMs - restFirst!.express.nodeMs).toFixed(3)} ms`);
+  check(goals, 'service peak RSS under the load < 250 MB (no heap cap)', peakRss.service !== undefined, () => peakRss.service < 250,
+    () => `${f0(peakRss.service)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(Math.max(0, ...rows.map((r) => r.m.service?.rssMb ?? 0)))} MB)`);
+
+  // Earlier goals, still shown (not part of the list above).
+  const others: string[] = [];
+  for (const k of ['trash', 'tenant', 'admin']) if (by(k)) vs(others, k, 'express', 0.8, by(k)!.label);
   for (const k of ['simple', 'cursor']) {
     const r = by(k);
-    if (r?.m.service) targetsLines.push(`- info: ${r.label}: ${anchors.filter((a) => r.m[a]).map((a) => `${ratio(r.m.service, r.m[a])} ${shown(a)}`).join(', ')} (no target)`);
+    if (r?.m.service) others.push(`- info: ${r.label}: ${anchors.filter((a) => r.m[a]).map((a) => `${ratioText(r, 'service', a)} ${shown(a)}`).join(', ')} (no target)`);
   }
   const login = by('login')?.m.service, calm = by('calm')?.m.service, storm = by('storm')?.m.service;
-  check(`login >= 90% of bcrypt cost 12 on ${benchConfig.cores} cores`, login, () => login!.rps >= 0.9 * bcryptPerSecond,
-    () => `${login!.rps.toFixed(2)} logins/s vs ${bcryptPerSecond.toFixed(2)} compares/s = ${(login!.rps / bcryptPerSecond * 100).toFixed(0)}%`);
-  check('GET /posts p99 during a login storm <= 2x without', calm && storm, () => storm!.p99 <= 2 * calm!.p99,
-    () => `${storm!.p99} ms vs ${calm!.p99} ms = ${(storm!.p99 / calm!.p99).toFixed(1)}x`);
+  if (login) check(others, `login >= 90% of bcrypt cost 12 on ${benchConfig.cores} cores`, login, () => login.rps >= 0.9 * bcryptPerSecond,
+    () => `${login.rps.toFixed(2)} logins/s vs ${bcryptPerSecond.toFixed(2)} compares/s = ${(login.rps / bcryptPerSecond * 100).toFixed(0)}%`);
+  if (calm && storm) check(others, 'GET /posts p99 during a login storm <= 2x without', true, () => storm.p99 <= 2 * calm.p99,
+    () => `${storm.p99} ms vs ${calm.p99} ms = ${(storm.p99 / calm.p99).toFixed(1)}x`);
   const rt = realtime.find((r) => r.subscribers === 5000);
-  check('realtime: 5,000 idle subscribers held, last delivery p99 < 250 ms, < 30 KB RSS each', rt, () => rt!.held >= 5100 && rt!.p99 < 250 && rt!.rssPerSubscriberKb < 30,
-    () => `${rt!.held} held, p99 ${rt!.p99.toFixed(0)} ms, ${rt!.rssPerSubscriberKb.toFixed(1)} KB each`);
-  const maxRss = Math.max(0, ...rows.map((r) => r.m.service?.rssMb ?? 0));
-  check('service RSS under load < 250 MB', rows.length, () => maxRss < 250, () => `max ${f0(maxRss)} MB`);
+  if (rt) check(others, 'realtime: 5,000 idle subscribers held, last delivery p99 < 250 ms, < 30 KB RSS each', true, () => rt.held >= 5100 && rt.p99 < 250 && rt.rssPerSubscriberKb < 30,
+    () => `${rt.held} held, p99 ${rt.p99.toFixed(0)} ms, ${rt.rssPerSubscriberKb.toFixed(1)} KB each`);
 
   const contract = Object.entries(problems).flatMap(([t, ps]) => ps.map((p) => `- ${t}: ${p}`));
   const md = [
     `# Benchmark results`,
     '',
     `${new Date().toISOString().slice(0, 10)}, ${benchConfig.cores} cores, node ${process.version}; ${benchConfig.users} users, ${benchConfig.posts} posts, ${benchConfig.comments} comments; ` +
-      `${benchConfig.rounds} alternated round(s) of ${benchConfig.duration} s per read scenario after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s. ` +
+      `${benchConfig.rounds} rotated round(s) of each paired scenario (the first and random pages, GET /posts/:id; one round for the others), ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; ` +
+      `ratios are paired medians (each round's ratio, then the median), req/s and CPU per request medians over the rounds` +
+      `${Number.isFinite(bcryptPerSecond) ? `; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s` : ''}. ` +
       `Service: \`node ${[...flags, 'dist/src/main.js'].join(' ')}\` (npm start), NODE_ENV=production.`,
     '',
     ...table,
+    ...against,
     ...realtimeTable(realtime),
     '',
     'Targets:',
-    ...targetsLines,
+    ...goals,
+    ...(others.length ? ['', 'Other checks (earlier goals):', ...others] : []),
     ...(contract.length ? ['', 'Contract check problems (results for those routes are not comparable):', ...contract] : []),
     '',
     `Total run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,

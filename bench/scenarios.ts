@@ -25,9 +25,12 @@ export interface Measurement {
 export interface Scenario {
   key: string;
   label: string;
-  /** Which targets run it besides the service, in that order (default: the raw reference). */
+  /** Which targets run it besides the service, in that order (default: the raw reference). A baseline joins every scenario but the paced pair. */
   peers?: string[];
-  run(target: Target, sql: SqlStats): Promise<Measurement>;
+  /** Run in benchConfig.rounds rotated rounds and compared as paired medians (else one round). */
+  paired?: boolean;
+  /** `round` > 0: the same requests again, so SQL per request (the same every round) is not counted again. */
+  run(target: Target, sql: SqlStats, round: number): Promise<Measurement>;
 }
 
 const rand = (n: number) => 1 + Math.floor(Math.random() * n);
@@ -70,6 +73,8 @@ export const POSTGRAPHILE5_POSTS_QUERY = `query Posts($offset: Int) {
 type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
 const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
+/** The page clients load most: where Node time, not PostgreSQL's, decides. */
+const firstPage = (): Req => ({ method: 'GET', path: '/posts?page=1' });
 export const graphqlPosts = (page = rand(lastPage)): Req => ({
   method: 'POST', path: '/graphql', headers: json(),
   body: JSON.stringify({ query: POSTS_QUERY, variables: { page } }),
@@ -81,9 +86,9 @@ export const peerPosts = (query: string) => (page = rand(lastPage)): Req => ({
 });
 const postgraphilePosts = peerPosts(POSTGRAPHILE_POSTS_QUERY);
 const postgraphile5Posts = peerPosts(POSTGRAPHILE5_POSTS_QUERY);
-/** Which request each target of the GraphQL scenario gets: the service's query, or its peer's own. */
-const graphqlFor = (t: Target): (() => Req) =>
-  t.name === 'postgraphile' ? () => postgraphilePosts() : t.name === 'postgraphile5' ? () => postgraphile5Posts() : graphqlPosts;
+/** Which request each target of a GraphQL scenario gets (page `page`, random when not given): the service's query, or its peer's own. */
+const graphqlFor = (t: Target, page?: number): (() => Req) =>
+  t.name === 'postgraphile' ? () => postgraphilePosts(page) : t.name === 'postgraphile5' ? () => postgraphile5Posts(page) : () => graphqlPosts(page);
 const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
 const simplePosts = (): Req => ({ method: 'GET', path: `/posts?paginate=simple&page=${rand(lastPage)}` });
 /** A `next` cursor at a random live position, encoded as the service encodes it. */
@@ -115,7 +120,7 @@ const addComment = (token: string): Req => ({
 
 /** Request makers by key, for bench/ab.ts (A/B of builds). */
 export const requestMakers: Record<string, () => Req> = {
-  list: listPosts, graphql: () => graphqlPosts(), show: showPost, simple: simplePosts, cursor: cursorPosts, trash: trashList, admin: adminUsers, tenant: tenantList,
+  'list-first': firstPage, 'graphql-first': () => graphqlPosts(1), list: listPosts, graphql: () => graphqlPosts(), show: showPost, simple: simplePosts, cursor: cursorPosts, trash: trashList, admin: adminUsers, tenant: tenantList,
 };
 
 /** 80% reads (45 list, 35 detail), 15% writes (10 comments, 5 posts) with bearer tokens, 5% logins. */
@@ -211,6 +216,7 @@ async function measure(
   extra: Partial<Options> = {},
   alongside?: (duration: number) => Options,
   expected?: number,
+  countSql = true,
 ): Promise<Measurement> {
   const build = options(target, next, extra);
   const phase = (what: string) => process.env.BENCH_VERBOSE === '1' && process.stderr.write(`  [${new Date().toISOString().slice(11, 19)} ${target.name}] ${what}\n`);
@@ -230,7 +236,7 @@ async function measure(
   phase('drain');
   await waitIdle([target.pid]); // requests abandoned at the end still run: let them finish first
   phase('count SQL');
-  return summarise(main, await sqlPerRequest(target, sql, next), rss, cpu, expected);
+  return summarise(main, countSql ? await sqlPerRequest(target, sql, next) : null, rss, cpu, expected);
 }
 
 /** Logs in a few seeded users on this target for the write scenarios (a failed login is retried). */
@@ -257,15 +263,28 @@ const paced = { connections: 4, overallRate: benchConfig.stormRate };
 /** The REST reads: each against its Express reference and the raw one. */
 const rest = ['express', 'raw'];
 
+const graphqlPeers = ['raw', 'postgraphile', 'postgraphile5'];
+/** Paired scenarios count SQL in their first round only. */
+const once = (round: number) => round === 0;
+
 export const scenarios: Scenario[] = [
-  { key: 'list', label: 'REST GET /posts?page=N', peers: rest, run: (t, s) => measure(t, s, listPosts) },
+  { key: 'list-first', label: 'REST GET /posts?page=1', peers: rest, paired: true, run: (t, s, r) => measure(t, s, firstPage, {}, undefined, undefined, once(r)) },
+  { key: 'list', label: 'REST GET /posts?page=N (random)', peers: rest, paired: true, run: (t, s, r) => measure(t, s, listPosts, {}, undefined, undefined, once(r)) },
+  {
+    key: 'graphql-first',
+    label: 'GraphQL posts(page: 1)',
+    peers: graphqlPeers,
+    paired: true,
+    run: (t, s, r) => measure(t, s, graphqlFor(t, 1), {}, undefined, undefined, once(r)),
+  },
   {
     key: 'graphql',
-    label: 'GraphQL posts(page: N)',
-    peers: ['raw', 'postgraphile', 'postgraphile5'],
-    run: (t, s) => measure(t, s, graphqlFor(t)),
+    label: 'GraphQL posts(page: N) (random)',
+    peers: graphqlPeers,
+    paired: true,
+    run: (t, s, r) => measure(t, s, graphqlFor(t), {}, undefined, undefined, once(r)),
   },
-  { key: 'show', label: 'REST GET /posts/:id', peers: rest, run: (t, s) => measure(t, s, showPost) },
+  { key: 'show', label: 'REST GET /posts/:id', peers: rest, paired: true, run: (t, s, r) => measure(t, s, showPost, {}, undefined, undefined, once(r)) },
   // The same reads revalidated by a cache that holds them (304, no body): what a 304 costs next to the full answer.
   { key: 'list304', label: 'REST GET /posts?page=N, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, listPosts), {}, undefined, 304) },
   { key: 'show304', label: 'REST GET /posts/:id, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, showPost), {}, undefined, 304) },
@@ -291,3 +310,24 @@ export const scenarios: Scenario[] = [
     run: (t, s) => measure(t, s, listPosts, paced, storm(t)),
   },
 ];
+
+/** Names for sets of scenarios in `--only` (besides each scenario's key and `realtime`). */
+export const scenarioGroups: Record<string, string[]> = {
+  first: ['list-first', 'graphql-first'],
+  random: ['list', 'graphql'],
+  pages: ['list-first', 'list', 'graphql-first', 'graphql', 'show'],
+  rest: ['list-first', 'list', 'show'],
+  gql: ['graphql-first', 'graphql'],
+};
+
+/** `--only` expanded to scenario keys (and `realtime`); empty: everything. Unknown names are an error. */
+export function selected(only: string[]): Set<string> | null {
+  if (!only.length) return null;
+  const keys = new Set<string>();
+  for (const name of only) {
+    if (scenarioGroups[name]) for (const k of scenarioGroups[name]) keys.add(k);
+    else if (name === 'realtime' || scenarios.some((s) => s.key === name)) keys.add(name);
+    else throw new Error(`--only: no scenario or group "${name}" (scenarios: ${scenarios.map((s) => s.key).join(', ')}, realtime; groups: ${Object.keys(scenarioGroups).join(', ')})`);
+  }
+  return keys;
+}
