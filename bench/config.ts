@@ -34,6 +34,9 @@ export const benchConfig = {
    * order rotating each round; ratios are paired medians over the rounds. The other scenarios run once.
    */
   rounds: Math.max(1, num('BENCH_ROUNDS', 3, 'rounds')),
+  /** `npm run bench:scale`'s rounds and seconds per run (its own defaults, the same variables). */
+  scaleRounds: Math.max(1, num('BENCH_ROUNDS', 2)),
+  scaleDuration: num('BENCH_DURATION', 10),
   /** Seconds of unmeasured load before each scenario (JIT, connection pools, PostgreSQL caches). */
   warmup: num('BENCH_WARMUP', 2, 'warmup'),
   /** Concurrent connections of the load generator for the throughput scenarios. */

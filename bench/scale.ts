@@ -107,7 +107,7 @@ interface Run {
 async function main(): Promise<void> {
   const started = Date.now();
   const cores = benchConfig.cores;
-  log(`${cores} cores, node ${process.version}; ${benchConfig.rounds} round(s) of ${benchConfig.duration} s per run after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections`);
+  log(`${cores} cores, node ${process.version}; ${benchConfig.scaleRounds} round(s) of ${benchConfig.scaleDuration} s per run after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections`);
 
   const dir = mkdtempSync(join(tmpdir(), 'blog-bench-scale-'));
   chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach both clusters
@@ -202,7 +202,7 @@ async function main(): Promise<void> {
       // traffic ended more than 10 s before (and it is read 10.5 s after the run).
       for (const s of [setups[2], setups[0], setups[1]]) if (benchConfig.warmup > 0) await autocannon(opts(s.target!, benchConfig.warmup));
       let replicaQuietSince = Date.now() - (benchConfig.warmup > 0 ? 2 * benchConfig.warmup * 1000 : STATS_DELAY_MS);
-      for (let round = 0; round < benchConfig.rounds; round++) {
+      for (let round = 0; round < benchConfig.scaleRounds; round++) {
         // Rotated each round, so a neighbour's burst does not always fall on the same setup.
         const order = setups.map((_, i) => setups[(i + round) % setups.length]);
         for (const s of order) {
@@ -219,7 +219,7 @@ async function main(): Promise<void> {
           const m0 = machineTicks();
           const split0 = new Map<number, number>();
           const cpu0 = { node: treeTicks(t.pid, split0), pg: postgresTicks(primaryPid), standby: postgresTicks(standby.pid), self: process.cpuUsage() };
-          const r = await autocannon(opts(t, benchConfig.duration));
+          const r = await autocannon(opts(t, benchConfig.scaleDuration));
           const self = process.cpuUsage(cpu0.self);
           const split1 = new Map<number, number>();
           const cpu = { node: treeTicks(t.pid, split1) - cpu0.node, pg: postgresTicks(primaryPid) - cpu0.pg, standby: postgresTicks(standby.pid) - cpu0.standby };
@@ -294,7 +294,7 @@ async function main(): Promise<void> {
     '# Scaling: workers and a read replica',
     '',
     `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${cores} cores, node ${process.version}; ${benchConfig.users} users, ${benchConfig.posts} posts, ${benchConfig.comments} comments; ` +
-      `${benchConfig.rounds} rotated round(s) of ${benchConfig.duration} s per run after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections, anonymous requests. ` +
+      `${benchConfig.scaleRounds} rotated round(s) of ${benchConfig.scaleDuration} s per run after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections, anonymous requests. ` +
       'Services: `npm start` (NODE_ENV=production) on one seeded primary; "+ replica": DATABASE_REPLICA_URLS = a streaming standby of it on this machine.',
     '',
     ...table,
