@@ -149,17 +149,19 @@ export function postgresTicks(postmaster: number): number {
 }
 
 /**
- * Waits until a process has been (nearly) idle for half a second. Requests that the load
+ * Waits until a process has been (nearly) idle for half a second (and so have `others`, tick
+ * counters such as PostgreSQL's). Requests that the load
  * generator abandoned at the end of a run keep running on the server (a queue of bcrypt
  * compares takes seconds); they must not eat into the next measurement.
  */
-export async function waitIdle(pids: number[], maxMs = 30_000): Promise<void> {
+export async function waitIdle(pids: number[], maxMs = 30_000, others: (() => number)[] = []): Promise<void> {
   const deadline = Date.now() + maxMs;
   let quiet = 0;
-  let last = pids.map(cpuTicks);
+  const ticks = () => [...pids.map(cpuTicks), ...others.map((f) => f())];
+  let last = ticks();
   while (Date.now() < deadline && quiet < 2) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = pids.map(cpuTicks);
+    const now = ticks();
     quiet = now.every((t, i) => t - last[i] <= 3) ? quiet + 1 : 0;
     last = now;
   }

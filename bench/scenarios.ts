@@ -220,10 +220,14 @@ async function measure(
 ): Promise<Measurement> {
   const build = options(target, next, extra);
   const phase = (what: string) => process.env.BENCH_VERBOSE === '1' && process.stderr.write(`  [${new Date().toISOString().slice(11, 19)} ${target.name}] ${what}\n`);
+  // PostgreSQL idle too: a deep page the previous target's run abandoned at its end still runs
+  // there (PostGraphile 5's take seconds), and would land on whichever target comes next.
+  const pgIdle = sql.postmaster === null ? [] : [() => postgresTicks(sql.postmaster!)];
+  await waitIdle([target.pid], 30_000, pgIdle);
   phase('warm-up');
   if (benchConfig.warmup > 0) {
     await Promise.all([autocannon(build(benchConfig.warmup)), alongside && autocannon(alongside(benchConfig.warmup))]);
-    await waitIdle([target.pid]);
+    await waitIdle([target.pid], 30_000, pgIdle);
   }
   phase('measure');
   const stopRss = sampleRss(target.pid);
@@ -234,7 +238,7 @@ async function measure(
   const cpu = { node: cpuTicks(target.pid) - node0, pg: pgNow() - pg0 };
   const rss = stopRss();
   phase('drain');
-  await waitIdle([target.pid]); // requests abandoned at the end still run: let them finish first
+  await waitIdle([target.pid], 30_000, pgIdle); // requests abandoned at the end still run: let them finish first
   phase('count SQL');
   return summarise(main, countSql ? await sqlPerRequest(target, sql, next) : null, rss, cpu, expected);
 }
