@@ -70,6 +70,3 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
   });
 }
-
-// For the MikroORM CLI (`npx mikro-orm ...`) against DATABASE_URL.
-export default ormConfig({ clientUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' });

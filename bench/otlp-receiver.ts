@@ -266,11 +266,11 @@ function protoSpan(r: Reader): Omit<ReceivedSpan, 'scope' | 'resource' | 'encodi
     else if (f === 2) s.spanId = bytesOf(v as Reader).toString('hex');
     else if (f === 4) s.parentSpanId = bytesOf(v as Reader).toString('hex');
     else if (f === 5) s.name = textOf(v as Reader);
-    else if (f === 6) s.kind = KINDS[Number(v as bigint)] ?? 'UNSPECIFIED';
+    else if (f === 6) s.kind = KINDS[Number(v)] ?? 'UNSPECIFIED';
     else if (f === 7) s.startNs = v as bigint;
     else if (f === 8) s.endNs = v as bigint;
     else if (f === 9) Object.assign(s.attributes, protoKeyValue(v as Reader));
-    else if (f === 15) for (const [sf, , sv] of (v as Reader).fields()) if (sf === 3) s.statusCode = Number(sv as bigint);
+    else if (f === 15) for (const [sf, , sv] of (v as Reader).fields()) if (sf === 3) s.statusCode = Number(sv);
   }
   return s;
 }
@@ -287,10 +287,10 @@ export async function withReceiver(env: Record<string, string>): Promise<{ env: 
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT !== AUTO_ENDPOINT) return { env, stop: async () => '' };
   const child = spawn(process.execPath, [__filename, '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.on('data', (c) => (out += c));
+  child.stdout.on('data', (c) => (out += c));
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`OTLP receiver exited with ${code}`)));
-    child.stdout!.on('data', () => {
+    child.stdout.on('data', () => {
       const m = /OTLP receiver on (http:\/\/[^\s]+)\/v1\/traces/.exec(out);
       if (m) resolve(m[1]);
     });

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '../src/db/embedded';
 
 /** A server under test, in a process of its own (never the load generator's event loop). */
 export interface Target {
@@ -13,10 +14,6 @@ export interface Target {
   output(): string;
   stop(): Promise<void>;
 }
-
-import { freePort } from '../src/db/embedded';
-
-export { freePort };
 
 async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -54,8 +51,8 @@ export async function startTarget(
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitReady(url, child, () => output);

@@ -139,7 +139,7 @@ export async function runRealtime(target: Target, log: (msg: string) => void, co
     out.push({ subscribers: n, held, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rssPerSubscriberKb, listRpsAlone, listRpsWith, serverCpuMsPerEvent, clientCpuMsPerEvent });
     log(`realtime ${n}: delivery to all p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms; CPU per comment: service ${serverCpuMsPerEvent.toFixed(0)} ms, load generator ${clientCpuMsPerEvent.toFixed(0)} ms; GET /posts ${listRpsAlone.toFixed(0)} → ${listRpsWith.toFixed(0)} req/s`);
 
-    await Promise.all(clients.map((c) => c.dispose()));
+    await Promise.all(clients.map(async (c) => c.dispose()));
     await until('subscribers gone', async () => (await activeSubscriptions(target.url)) === 0);
   }
   return out;

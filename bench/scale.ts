@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   ];
   const clients: Client[] = [];
   const stopAll = async () => {
-    await Promise.allSettled(setups.map((s) => s.target?.stop()));
+    await Promise.allSettled(setups.map(async (s) => s.target?.stop()));
     await Promise.allSettled(clients.map((c) => c.end()));
     await standby?.stop();
     await pg?.stop();

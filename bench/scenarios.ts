@@ -34,7 +34,7 @@ export interface Scenario {
 }
 
 const rand = (n: number) => 1 + Math.floor(Math.random() * n);
-export const livePosts = benchConfig.posts - Math.floor(benchConfig.posts / TRASH_EVERY);
+const livePosts = benchConfig.posts - Math.floor(benchConfig.posts / TRASH_EVERY);
 export const lastPage = Math.max(1, Math.ceil(livePosts / PER_PAGE));
 // A fresh object each time: autocannon writes Content-Length into the headers object it is given.
 const json = () => ({ 'content-type': 'application/json' });
@@ -45,7 +45,7 @@ function liveId(): number {
   return id % TRASH_EVERY === 0 ? id - 1 : id;
 }
 
-export const POSTS_QUERY = `query Posts($page: Int) { posts(page: $page) {
+const POSTS_QUERY = `query Posts($page: Int) { posts(page: $page) {
   data { id title slug body published publishedAt createdAt user { id name } comments { id body user { id name } } commentsCount }
   total perPage currentPage lastPage } }`;
 
@@ -124,7 +124,7 @@ export const requestMakers: Record<string, () => Req> = {
 };
 
 /** 80% reads (45 list, 35 detail), 15% writes (10 comments, 5 posts) with bearer tokens, 5% logins. */
-export function mixed(tokens: string[]): () => Req {
+function mixed(tokens: string[]): () => Req {
   return () => {
     const r = Math.random();
     const token = tokens[Math.floor(Math.random() * tokens.length)];

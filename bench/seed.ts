@@ -140,7 +140,7 @@ export async function seed(log: (m: string) => void = () => undefined): Promise<
     url,
     statements,
     async close() {
-      await sql(server!, (c) => c.query(`drop database if exists ${name} with (force)`)).catch(() => undefined);
+      await sql(server, (c) => c.query(`drop database if exists ${name} with (force)`)).catch(() => undefined);
       if (embedded) {
         await embedded.pg.stop();
         rmSync(embedded.dir, { recursive: true, force: true });

@@ -23,6 +23,7 @@ function wanted(): { serviceName: string | undefined; sdkLogLevel: string | unde
 
 const settings = wanted();
 if (settings) {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require('./core/telemetry') as typeof import('./core/telemetry')).startTelemetry(settings);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- because the SDK must patch http, express and pg before they load, and only when tracing is on: import() would run after the app's modules
+  const { startTelemetry }: typeof import('./core/telemetry') = require('./core/telemetry');
+  startTelemetry(settings);
 }

@@ -18,10 +18,10 @@ import { buildPost } from './support/blog';
 const doc = buildOpenApiDocument();
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
-ajv.addSchema(doc as object, 'openapi');
+ajv.addSchema(doc, 'openapi');
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-const operations = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method]! as Operation })));
+const operations = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method]! })));
 const pointer = (...segments: string[]) => segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 
 /** Every `example` under an operation: its responses' and its request body's, with the JSON pointer of the schema beside it. */
@@ -41,7 +41,7 @@ const parameter = (p: Parameter | { $ref: string }): Parameter => ('$ref' in p ?
 
 /** The fields a 422 of this operation may name: its body's properties and its query parameters. */
 function inputFields(op: Operation): string[] {
-  const body = op.requestBody ? Object.keys((resolve(op.requestBody.content['application/json'].schema).properties ?? {}) as object) : [];
+  const body = op.requestBody ? Object.keys(resolve(op.requestBody.content['application/json'].schema).properties ?? {}) : [];
   const query = (op.parameters ?? []).map(parameter).filter((p) => p.in === 'query').map((p) => p.name);
   return [...body, ...query];
 }

@@ -29,7 +29,7 @@ const BYTE_FIELDS = new Set(['RegisterInput.password', 'ResetPasswordInput.passw
 
 const names = Object.keys(REQUEST_BODIES);
 const zodAccepts = (input: AnyZodObject, value: unknown) => input.safeParse(value).success;
-const docAccepts = (name: string, value: unknown) => validators[name](value) as boolean;
+const docAccepts = (name: string, value: unknown) => validators[name](value);
 type Props = Record<string, { minLength?: number; maxLength?: number; format?: string }>;
 const propsOf = (name: string) => (doc.components.schemas[name] as { properties: Props }).properties;
 

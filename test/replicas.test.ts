@@ -68,7 +68,7 @@ async function until<T>(what: string, probe: () => Promise<T>, timeoutMs = 20_00
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
-    if (v) return v as NonNullable<T>;
+    if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -263,7 +263,7 @@ describe('GET /tenant/admin/posts and allTenantPosts (role admin, filter lifted)
     const b = freshTenant();
     const seeded = [...(await seedTenantPosts(app, a, 2)), ...(await seedTenantPosts(app, b, 2))];
     const { token } = await buildUser(app, { role: 'admin' });
-    const truth = ((await app.orm.em.fork().getConnection().execute('select id from tenant_posts order by id')) as Array<{ id: number }>).map((r) => r.id);
+    const truth = (await app.orm.em.fork().getConnection().execute<Array<{ id: number }>>('select id from tenant_posts order by id')).map((r) => r.id);
 
     for (const headers of [{}, asTenant(a), { 'x-tenant-id': 'garbage' }]) {
       const res = await api.rest<TenantPostJson[]>('GET', '/tenant/admin/posts', { token, headers });

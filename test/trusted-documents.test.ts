@@ -36,7 +36,7 @@ const dir = mkdtempSync(join(tmpdir(), 'trusted-documents-'));
 const manifest = join(dir, 'persisted-documents.json');
 writeFileSync(manifest, JSON.stringify(Object.fromEntries(Object.values(DOCS).map((d) => [sha256(d), d])), null, 2));
 
-let open: WsConnection[] = [];
+const open: WsConnection[] = [];
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.dispose()));

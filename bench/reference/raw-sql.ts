@@ -15,7 +15,7 @@
 import { jsonAggSql, jsonArraySql, jsonObjectSql, type JsonKey } from '../../src/core/json-sql';
 
 /** An author as REST and GraphQL embed it: {id, name}; null when the users' filter hid the user (no joined row). */
-export const authorJson = (alias: string) => `case when ${alias}.id is null then null else ${jsonObjectSql(alias, [['id', 'int'], ['name', 'string']])} end`;
+const authorJson = (alias: string) => `case when ${alias}.id is null then null else ${jsonObjectSql(alias, [['id', 'int'], ['name', 'string']])} end`;
 
 /** Opaque cursor as the service encodes it: base64url of {"id":N,"to":"next"|"prev"}. */
 const cursor = (id: string, to: 'next' | 'prev') =>

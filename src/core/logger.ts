@@ -20,7 +20,7 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() 
  * Secrets that must never reach a log line, wherever a caller puts them. The request log builds
  * its own line from safe fields; this list is the net under every other call.
  */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'authorization',
   'headers.authorization',
   'req.headers.authorization',
@@ -70,7 +70,7 @@ export function createPinoLogger(opts: PinoOptions = {}): PinoLogger {
 
 /** pino-pretty is loaded only when asked for (development on a terminal): production never uses it. */
 function prettyStream(): DestinationStream {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- because the logger is built synchronously and a static import would load pino-pretty in production too
   const pretty = require('pino-pretty') as typeof import('pino-pretty');
   return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }
@@ -80,21 +80,6 @@ export function wantsPrettyLogs(env: string, isTty = Boolean(process.stdout.isTT
   return env === 'development' && isTty;
 }
 
-/** One JSON object a line on stdout, without pino; kept for scripts that want no dependencies. */
-export function consoleLogger(level = 'info'): Logger {
-  const order = ['debug', 'info', 'warn', 'error'];
-  const min = order.indexOf(level) === -1 ? (level === 'silent' ? 99 : 1) : order.indexOf(level);
-  const write = (lvl: string) => (obj: object | string, msg?: string) => {
-    if (order.indexOf(lvl) < min) return;
-    const base = typeof obj === 'string' ? { msg: obj } : { ...obj, msg };
-    const line = JSON.stringify({ level: lvl, time: new Date().toISOString(), ...base }, (_k, v) =>
-      v instanceof Error ? serializeError(v) : v,
-    );
-    (lvl === 'error' || lvl === 'warn' ? process.stderr : process.stdout).write(line + '\n');
-  };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
-}
-
 /**
  * How errors reach a log line. Database errors carry the failed statement with its values
  * inlined (knex prefixes it to the message, MikroORM appends PostgreSQL's `detail`, which
@@ -102,7 +87,7 @@ export function consoleLogger(level = 'info'): Logger {
  * update of a password would put a reset secret or a bcrypt hash in the logs. They are logged
  * from a whitelist instead; every other error keeps pino's usual message and stack.
  */
-export function serializeError(err: unknown): unknown {
+function serializeError(err: unknown): unknown {
   const db = databaseErrorIn(err);
   if (!db) return pino.stdSerializers.err(err as Error);
   const out: Record<string, unknown> = { type: typeName(db) };

@@ -45,7 +45,7 @@ export function startTelemetry(o: { serviceName: string | undefined; sdkLogLevel
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => OPERATIONAL.has(pathOf(req.url)) && req.headers.traceparent === undefined,
         // Neither query strings (GraphQL GET variables) nor tokens in paths reach a span.
-        startIncomingSpanHook: (req) => redactedUrl(req as IncomingMessage),
+        startIncomingSpanHook: (req) => redactedUrl(req),
         // No outgoing HTTP of the service's own (the exporter's requests are never traced).
         disableOutgoingRequestInstrumentation: true,
       }),

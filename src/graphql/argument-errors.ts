@@ -78,7 +78,7 @@ interface Flag {
 const MISSING = /^(?:Field "\w+"|Directive "@\w+") argument "(\w+)" of type "[^"]+" is required, but it was not provided\.$/;
 
 /** Replaces every argument error by one `Validation failed` error (first), the others kept as they are; null when none. */
-export function mergeArgumentErrors(
+function mergeArgumentErrors(
   schema: GraphQLSchema,
   document: DocumentNode,
   operation: OperationDefinitionNode | undefined,

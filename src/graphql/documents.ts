@@ -19,8 +19,8 @@ import { documentHash, sha256Hex, type DocumentManifest } from '../config/docume
  */
 export type TrustedMode = 'off' | 'only';
 
-export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
-export const PERSISTED_QUERY_ONLY = 'PERSISTED_QUERY_ONLY';
+const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
+const PERSISTED_QUERY_ONLY = 'PERSISTED_QUERY_ONLY';
 
 /** What a request asked for, as far as documents go (HTTP body or query string, or a subscribe payload). */
 export interface DocumentRequest {
@@ -125,7 +125,7 @@ function refused(message: string, code: string): Resolution {
 function persistedQueryOf(extensions: unknown): { sha256Hash?: unknown } | undefined {
   if (!extensions || typeof extensions !== 'object' || Array.isArray(extensions)) return undefined;
   const pq = (extensions as { persistedQuery?: unknown }).persistedQuery;
-  return pq && typeof pq === 'object' && !Array.isArray(pq) ? (pq as { sha256Hash?: unknown }) : undefined;
+  return pq && typeof pq === 'object' && !Array.isArray(pq) ? pq : undefined;
 }
 
 /** Whether a document selects `__schema` or `__type` anywhere (fragments included). */

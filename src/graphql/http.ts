@@ -32,7 +32,7 @@ const httpStates = new WeakMap<HTTPGraphQLRequest, HttpState>();
  * Whether Apollo will answer application/graphql-response+json: the client's Accept, weighed
  * against Apollo's own list in Apollo's order (so no Accept, or `*\/*`, is application/json).
  */
-export function prefersGraphqlResponse(req: Request): boolean {
+function prefersGraphqlResponse(req: Request): boolean {
   return req.headers.accept !== undefined && req.accepts(APOLLO_RESPONSE_TYPES) === GRAPHQL_RESPONSE_TYPE;
 }
 

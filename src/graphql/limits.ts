@@ -39,7 +39,7 @@ export const LIMITS = { maxDepth: 8, maxCost: 5000, listFactor: 10, maxAliases: 
  * Each of these spends a bcrypt hash, a mail or a token check: a document may hold one,
  * or a single request could register 40 accounts and spend seconds of the shared bcrypt pool.
  */
-export const ACCOUNT_MUTATIONS: ReadonlySet<string> = new Set(['register', 'login', 'forgotPassword', 'resetPassword', 'verifyEmail', 'resendVerification']);
+const ACCOUNT_MUTATIONS: ReadonlySet<string> = new Set(['register', 'login', 'forgotPassword', 'resetPassword', 'verifyEmail', 'resendVerification']);
 
 /**
  * Selections one walk may visit. Every field but `__typename` costs at least 1, so a query within
@@ -132,7 +132,7 @@ function measure(ctx: ValidationContext, op: OperationDefinitionNode): Walk {
 }
 
 /** Rejects an operation nested deeper than LIMITS.maxDepth. */
-export const depthLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => ({
+const depthLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => ({
   OperationDefinition(op) {
     const { depth } = measure(ctx, op);
     if (depth > LIMITS.maxDepth) {
@@ -142,7 +142,7 @@ export const depthLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisit
 });
 
 /** Rejects an operation whose estimated cost exceeds LIMITS.maxCost. */
-export const costLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => ({
+const costLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => ({
   OperationDefinition(op) {
     const { cost } = measure(ctx, op);
     if (cost > LIMITS.maxCost) {
@@ -156,7 +156,7 @@ export const costLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisito
  * whole document, as the contract says, and per occurrence as it would execute: an alias inside a
  * fragment counts once for every spread of that fragment, so fragments cannot hide aliases.
  */
-export const aliasLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => {
+const aliasLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => {
   let aliases = 0;
   return {
     OperationDefinition(op) {
@@ -178,7 +178,7 @@ export const aliasLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisit
  * Counted by response key, so `{ login(...) { token } login(...) { user { id } } }`, which
  * graphql-js merges into one call, is one.
  */
-export const accountMutationLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => {
+const accountMutationLimitRule: ValidationRule = (ctx: ValidationContext): ASTVisitor => {
   const found: FieldNode[] = [];
   return {
     OperationDefinition(op) {

@@ -101,7 +101,7 @@ class Subscriber<T> implements AsyncIterableIterator<Delivery<T>> {
   }
 
   throw(err: unknown): Promise<IteratorResult<Delivery<T>>> {
-    this.return();
+    void this.return();
     return Promise.reject(err);
   }
 

@@ -11,7 +11,7 @@ import type { Services } from '../modules/services';
 export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSchema> {
   const instances = new Map<unknown, unknown>();
   return buildSchema({
-    resolvers: resolvers as unknown as [Function, ...Function[]],
+    resolvers,
     validate: false,
     // Required by type-graphql once a @Subscription exists, but unused: every subscription brings
     // its own `subscribe` (graphql/live.ts, fed by PostgreSQL LISTEN), never topics.

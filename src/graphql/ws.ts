@@ -32,7 +32,7 @@ import { LiveHub, type Delivery, type LiveContext } from './live';
 import type { TrustedDocuments } from './documents';
 
 /** Operations one connection may run at once. */
-export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 50;
+const MAX_SUBSCRIPTIONS_PER_CONNECTION = 50;
 const GRAPHQL_PATH = '/graphql';
 
 interface Connection {
@@ -213,7 +213,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
       const pending = () => [...live].some((c) => Object.keys(c.subscriptions).length > 0);
       for (const until = Date.now() + 1000; pending() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
       const sockets = [...wss.clients];
-      const gone = Promise.all(sockets.map((s) => (s.readyState === s.CLOSED ? null : new Promise((r) => s.once('close', r)))));
+      const gone = Promise.all(sockets.filter((s) => s.readyState !== s.CLOSED).map((s) => new Promise((r) => s.once('close', r))));
       await server.dispose();
       // Clients answer the close frame at once; one that does not is cut.
       const cut = setTimeout(() => sockets.forEach((s) => s.terminate()), 1000);

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  */
 
 /** The value of an answer's Cache-Control: `public, max-age=N`, or `public, no-cache` for 0. */
-export function publicCacheControl(seconds: number): string {
+function publicCacheControl(seconds: number): string {
   return seconds > 0 ? `public, max-age=${seconds}` : 'public, no-cache';
 }
 
@@ -27,7 +27,7 @@ export function anonymous(req: IncomingMessage): boolean {
  * text, e.g. its media type): its SHA-1, base64url, quoted. Not a secret, only a fingerprint:
  * hashing is ~2 us for a 10 kB page, so the full answer costs nothing measurable more.
  */
-export function entityTag(text: string, variant = ''): string {
+function entityTag(text: string, variant = ''): string {
   return `"${hash('sha1', variant ? variant + '\n' + text : text, 'base64url')}"`;
 }
 

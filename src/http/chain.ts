@@ -101,7 +101,7 @@ function decodable(path: string): boolean {
  * The path of a request target, as Express reads `req.path`: up to `?` for the usual
  * `/path?query`; anything else (an absolute-form target, a `#`) through the URL parser.
  */
-export function pathOf(url: string): string {
+function pathOf(url: string): string {
   const q = url.indexOf('?');
   const raw = q < 0 ? url : url.slice(0, q);
   if (raw.charCodeAt(0) === 47 /* / */ && !/[#\s]/.test(raw)) return raw;

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ErrorRequestHandler } from 'express';
 import { AppError, toAppError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import { redactPath } from './logging';
@@ -40,10 +39,6 @@ export function answerError(log: Logger, req: IncomingMessage, res: ServerRespon
   if (appError.status >= 500) log.error({ err, path: redactPath(path), method: req.method, requestId }, 'request failed');
   if (res.headersSent) return void res.end();
   sendError(res, appError);
-}
-
-export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => answerError(log, req, res, req.path, res.locals.requestId as string | undefined, err);
 }
 
 /**

@@ -129,7 +129,7 @@ function hasBody(req: Request): boolean {
  * Writes a route's Reply: a value as JSON, or JSON text as it is. Not cacheable: the chain's
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
-export function respond(res: Response, reply: Reply): void {
+function respond(res: Response, reply: Reply): void {
   sendJsonText(res, reply.status, replyText(reply));
 }
 

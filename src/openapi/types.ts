@@ -26,7 +26,7 @@ export interface Operation {
   responses: Record<string, Response>;
 }
 
-export type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', Operation>>;
+type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', Operation>>;
 export type Paths = Record<string, PathItem>;
 
 export const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });

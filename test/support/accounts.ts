@@ -5,7 +5,7 @@ export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex'
 
 /** Raw SQL against the test app's database (inspecting what the service stored). */
 export async function query<T = Record<string, unknown>>(app: TestApp, sql: string, params: unknown[] = []): Promise<T[]> {
-  return app.orm.em.fork().execute(sql, params as never[]) as Promise<T[]>;
+  return app.orm.em.fork().execute<T[]>(sql, params as never[]);
 }
 
 export async function outboxCount(app: TestApp, to: string, subject?: string): Promise<number> {

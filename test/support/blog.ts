@@ -36,7 +36,7 @@ export async function buildComment(app: TestApp, post: { id: number }, user: { i
 
 /** Runs SQL directly (bypasses filters), for arranging state the API cannot reach. */
 export async function sql<T = any>(app: TestApp, query: string, params: unknown[] = []): Promise<T[]> {
-  return app.orm.em.getConnection().execute(query, params as never[]);
+  return app.orm.em.getConnection().execute(query, params);
 }
 
 export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`; .ci/run installs it). */
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 
 /**
  * `describe` when there is a browser to drive, else `describe.skip` with the reason in the title
@@ -21,7 +21,7 @@ export function describeInBrowser(file: string, title: string, suite: () => void
 export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   let playwright: typeof import('playwright-core');
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- because a missing playwright-core must be told apart (MODULE_NOT_FOUND) from other failures, and suites that skip never load it
     playwright = require('playwright-core') as typeof import('playwright-core');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;

@@ -25,7 +25,7 @@ const pointer = (...segments: string[]) =>
 export function openApiValidator(doc: OpenApiDocument = buildOpenApiDocument()) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
-  ajv.addSchema(doc as object, 'openapi');
+  ajv.addSchema(doc, 'openapi');
   const compiled = new Map<string, ValidateFunction>();
   const templates = Object.keys(doc.paths).map((template) => ({
     template,

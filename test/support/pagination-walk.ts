@@ -74,13 +74,13 @@ export interface WalkTarget {
   remove(id: number): Promise<void>;
 }
 
-export type Mutation = { op: 'insert' } | { op: 'remove'; pick: number };
+type Mutation = { op: 'insert' } | { op: 'remove'; pick: number };
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.constant<Mutation>({ op: 'insert' }),
   fc.nat(1000).map<Mutation>((pick) => ({ op: 'remove', pick })),
 );
 /** What happens between two requests: up to 3 inserts or removals. */
-export const mutations = fc.array(mutation, { maxLength: 3 });
+const mutations = fc.array(mutation, { maxLength: 3 });
 
 /** Applies mutations; returns the ids removed. */
 async function apply(target: WalkTarget, ms: Mutation[]): Promise<number[]> {

@@ -27,7 +27,7 @@ function* permutations(n: number, prefix: number[] = []): Generator<number[]> {
 }
 
 /** Every outcome some sequential order of `ops` produces from `initial` (answers in `ops`' order). */
-export function allowedOutcomes<S>(initial: S, ops: Model<S>[]): Outcome<S>[] {
+function allowedOutcomes<S>(initial: S, ops: Model<S>[]): Outcome<S>[] {
   const seen = new Map<string, Outcome<S>>();
   for (const order of permutations(ops.length)) {
     const answers: string[] = new Array(ops.length);
@@ -84,7 +84,7 @@ export type Surface = 'rest' | 'graphql';
 
 /** A post's state as the answers show it: `gone`, or live/trashed with `+published`. */
 export type PostState = string;
-export const isTrashed = (s: PostState) => s.startsWith('trashed');
+const isTrashed = (s: PostState) => s.startsWith('trashed');
 const isLive = (s: PostState) => s.startsWith('live');
 const live = (s: PostState) => s.replace('trashed', 'live');
 const trashed = (s: PostState) => s.replace('live', 'trashed');

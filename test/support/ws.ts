@@ -5,7 +5,7 @@ import type { TestApp } from './harness';
 type ExecutionResult<T> = FormattedExecutionResult<T, unknown>;
 
 /** What one subscription received, in order, and how it ended. */
-export interface Received<T = any> {
+interface Received<T = any> {
   results: ExecutionResult<T>[];
   /** Resolves with the n-th result (0-based) once it arrives. */
   nth(n: number): Promise<ExecutionResult<T>>;

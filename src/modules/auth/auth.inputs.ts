@@ -8,7 +8,7 @@ import { bodyObject, text } from '../../core/validation';
 const str = (label: string) => z.string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` });
 
 /** Trimmed and lower-cased: stored that way, so uniqueness and login are case-insensitive. */
-export const emailField = str('email')
+const emailField = str('email')
   .trim()
   .toLowerCase()
   .max(255, 'email must be at most 255 characters')
@@ -16,7 +16,7 @@ export const emailField = str('email')
 
 /** 8–72 bytes of UTF-8: bcrypt reads 72 bytes, so longer passwords are refused, never truncated. */
 export const MAX_PASSWORD_BYTES = 72;
-export const passwordField = str('password').superRefine((value, ctx) => {
+const passwordField = str('password').superRefine((value, ctx) => {
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes < 8) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'password must be at least 8 bytes' });
   else if (bytes > MAX_PASSWORD_BYTES) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'password must be at most 72 bytes (UTF-8)' });
@@ -47,5 +47,3 @@ export const resetPasswordInput = bodyObject({
   password: passwordField,
 });
 
-export type RegisterInput = z.output<typeof registerInput>;
-export type LoginInput = z.output<typeof loginInput>;

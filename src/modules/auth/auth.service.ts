@@ -15,7 +15,7 @@ import { resetPasswordMail, verifyEmailMail } from './auth.mails';
 import { PasswordResetToken } from './password-reset-token.entity';
 import type { TokenService } from './auth.tokens';
 
-export const MESSAGES = {
+const MESSAGES = {
   forgot: 'If that email exists, a link was sent.',
   reset: 'Password reset successfully',
   verified: 'Email verified',
@@ -25,9 +25,9 @@ export const MESSAGES = {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 /** 10 failed logins per (email, IP) in 15 minutes; 5 reset or verification mails an hour (sliding windows). */
-export const LOGIN_FAILURES_ALLOWED = 10;
+const LOGIN_FAILURES_ALLOWED = 10;
 const LOGIN_WINDOW_MS = 15 * MINUTE;
-export const MAILS_PER_HOUR = 5;
+const MAILS_PER_HOUR = 5;
 
 const invalidToken = () => AppError.badRequest('Invalid or expired token');
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');

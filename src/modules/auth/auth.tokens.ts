@@ -14,8 +14,8 @@ import type { Actor } from '../user/user.types';
  * so is a token without `exp`.
  */
 const ALGORITHM = 'HS256' as const;
-export const ACCESS_TOKEN_TTL = '7d';
-export const VERIFY_TOKEN_TTL = '24h';
+const ACCESS_TOKEN_TTL = '7d';
+const VERIFY_TOKEN_TTL = '24h';
 const VERIFY_PURPOSE = 'verify-email';
 /** How many verified tokens TokenService keeps (a few hundred bytes each). */
 const MAX_VERIFIED = 10_000;

@@ -20,7 +20,7 @@ export function plainTextMessage(m: { from: string; to: string; subject: string;
   const lines = m.text.split(/\r?\n/);
   if (lines.some((line) => Buffer.byteLength(line) > MAX_LINE_OCTETS)) return m;
   // Loaded with the transport, on the first send (mail.service.ts says why).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- because this function is synchronous and a static import would load nodemailer in processes that never send a mail
   const MimeNode = require('nodemailer/lib/mime-node') as typeof import('nodemailer/lib/mime-node');
   const node = new MimeNode('text/plain; charset=utf-8', { newline: 'windows' });
   node.setHeader({ from: m.from, to: m.to, subject: m.subject });

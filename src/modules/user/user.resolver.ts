@@ -5,9 +5,9 @@ import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '
 import type { Services } from '../services';
 import { presentUser, UserType, type UserView } from './user.types';
 
-export const UserPage = PageOf(UserType, 'UserPage');
-export const UserSimplePage = SimplePageOf(UserType, 'UserSimplePage');
-export const UserCursorPage = CursorPageOf(UserType, 'UserCursorPage');
+const UserPage = PageOf(UserType, 'UserPage');
+const UserSimplePage = SimplePageOf(UserType, 'UserSimplePage');
+const UserCursorPage = CursorPageOf(UserType, 'UserCursorPage');
 
 @Resolver()
 export class UserResolver {

@@ -8,7 +8,7 @@ import { User } from './user.entity';
 import { userViewSource, type UserJson } from './user.queries';
 import type { UserView } from './user.types';
 
-export const ADMIN_USERS_PER_PAGE = 20;
+const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
 
 /**
