@@ -135,7 +135,7 @@ it('prints one line, serves both surfaces, resets (with and without the demo fix
     // Without a fixture: every table empty, ids from 1, and tokens from before refused.
     expect(await call(url, 'POST', '/__test/reset')).toEqual({ status: 204, body: undefined });
     expect((await call(url, 'GET', '/posts')).body.total).toBe(0);
-    expect((await call(url, 'GET', '/auth/me', undefined, grace.body.token)).status).toBe(401);
+    expect(await call(url, 'GET', '/auth/me', undefined, grace.body.token)).toEqual({ status: 401, body: { message: 'Invalid token' } });
     const ada = await call(url, 'POST', '/auth/register', { name: 'Ada', email: 'ada@example.com', password: 'first-password' });
     expect(ada.status).toBe(201);
     expect(ada.body.user.id).toBe(1);
