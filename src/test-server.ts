@@ -5,19 +5,31 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { createApp } from './app';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { ConfigError, loadConfig } from './config/config';
-import { createPinoLogger } from './core/logger';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
-import { closeOrm, initOrm, migrate } from './db/orm';
-import { CapturedMails } from './modules/mail/mail.capture';
-import { setBcryptCost } from './modules/user/password';
-import { watchParent } from './cluster';
-import { TestingService } from './modules/testing/testing.service';
-import { testingRoutes } from './modules/testing/testing.routes';
-import { removeCreated, requireEmptyDatabase, type FoundDatabase } from './modules/testing/testing.database';
+import type { BuiltApp } from './app';
+import type { Logger } from './core/logger';
+import type { FoundDatabase } from './modules/testing/testing.database';
 import { sweepTestServerDirs, TEST_SERVER_DIR_PREFIX, writeOwner } from './modules/testing/testing.dirs';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+/**
+ * The ORM, the app and the logger (which brings the ORM's core) are required once PostgreSQL's
+ * initdb runs: loading them takes about a second of CPU, spent while initdb works in its own process.
+ */
+const late = () => ({
+  pino: require('pino') as typeof import('pino'),
+  ...(require('./app') as typeof import('./app')),
+  ...(require('./core/logger') as typeof import('./core/logger')),
+  ...(require('./db/orm') as typeof import('./db/orm')),
+  ...(require('./modules/mail/mail.capture') as typeof import('./modules/mail/mail.capture')),
+  ...(require('./modules/user/password') as typeof import('./modules/user/password')),
+  ...(require('./modules/testing/testing.service') as typeof import('./modules/testing/testing.service')),
+  ...(require('./modules/testing/testing.routes') as typeof import('./modules/testing/testing.routes')),
+  ...(require('./modules/testing/testing.database') as typeof import('./modules/testing/testing.database')),
+});
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /**
  * `npm run test-server`: a throwaway instance for client teams' integration tests. A fresh
@@ -30,6 +42,12 @@ const fail = (message: string): never => {
   process.stderr.write(`test-server: ${message}\n`);
   process.exit(1);
 };
+
+/** npm's pid changes (to 1 or a subreaper) once npm is gone. */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && onGone(), 1000).unref();
+}
 
 async function main(): Promise<void> {
   if (process.env.NODE_ENV === 'production') fail('refusing to start with NODE_ENV=production: this server empties its database on request and keeps mails instead of sending them.');
@@ -67,22 +85,25 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
     return fail(err instanceof ConfigError ? err.message : String(err));
   }
-  const log = createPinoLogger({ level: config.logLevel, stream: pino.destination(2) });
-  setBcryptCost(config.bcryptCost);
+  let log: Logger | undefined;
+  const early: string[] = [];
+  const info = (msg: string) => (log ? log.info(msg) : early.push(msg));
 
   let embedded: EmbeddedPostgres | undefined;
-  let orm: Awaited<ReturnType<typeof initOrm>> | undefined;
+  let orm: MikroORM | undefined;
   let found: FoundDatabase | undefined;
-  let built: Awaited<ReturnType<typeof createApp>> | undefined;
+  let built: BuiltApp | undefined;
   let stopping: Promise<void> | undefined;
+  let dropCreated: ((orm: MikroORM, found: FoundDatabase) => Promise<void>) | undefined;
+  let closeOrm: ((orm: MikroORM) => Promise<void>) | undefined;
 
   /** Everything this process made, in reverse order; safe to call at any point of the start. */
   const cleanUp = async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    await built?.close().catch((err) => log.warn({ err }, 'closing the app failed'));
-    if (orm && found) await removeCreated(orm, found).catch((err) => log.warn({ err }, 'could not drop the tables made in DATABASE_URL'));
-    if (orm) await closeOrm(orm).catch(() => undefined);
+    await built?.close().catch((err) => log?.warn({ err }, 'closing the app failed'));
+    if (orm && found) await dropCreated?.(orm, found).catch((err) => log?.warn({ err }, 'could not drop the tables made in DATABASE_URL'));
+    if (orm) await closeOrm?.(orm).catch(() => undefined);
     // The cluster may live outside the directory (the embedded package's fallback for root): resolved before the stop.
     const cluster = embedded && existsSync(join(dir, 'postgres')) ? realpathSync(join(dir, 'postgres')) : undefined;
     await embedded?.stop();
@@ -91,7 +112,7 @@ async function main(): Promise<void> {
   };
   const stop = (reason: string) => {
     stopping ??= (async () => {
-      log.info({ reason }, 'test server stopping');
+      log?.info({ reason }, 'test server stopping');
       await cleanUp();
       process.exit(0);
     })();
@@ -102,27 +123,33 @@ async function main(): Promise<void> {
   if (config.underNpm) watchParent(() => stop('npm exited'));
 
   try {
-    let databaseUrl = config.databaseUrl;
-    if (!databaseUrl) {
-      embedded = await startEmbeddedPostgres({ dataDir: dir, log: (msg) => log.info(msg), maxConnections: 50 });
-      databaseUrl = embedded.url;
-    }
-    orm = await initOrm({ clientUrl: databaseUrl, poolMax: 10, onDriverWarning: (message) => log.warn({ source: 'knex' }, message) });
-    if (config.databaseUrl) found = await requireEmptyDatabase(orm);
-    await migrate(orm);
-    const mailCapture = new CapturedMails();
+    // initdb first (a process of its own), then the modules load meanwhile.
+    const database = config.databaseUrl ? Promise.resolve(undefined) : startEmbeddedPostgres({ dataDir: dir, log: info, maxConnections: 50, durable: false });
+    database.catch(() => undefined);
+    const m = late();
+    closeOrm = m.closeOrm;
+    dropCreated = m.removeCreated;
+    log = m.createPinoLogger({ level: config.logLevel, stream: m.pino.destination(2) });
+    early.forEach((msg) => log!.info(msg));
+    m.setBcryptCost(config.bcryptCost);
+    embedded = await database;
+    const databaseUrl = embedded?.url ?? config.databaseUrl!;
+    orm = await m.initOrm({ clientUrl: databaseUrl, poolMax: 10, onDriverWarning: (message) => log!.warn({ source: 'knex' }, message) });
+    if (config.databaseUrl) found = await m.requireEmptyDatabase(orm);
+    await m.migrate(orm);
+    const mailCapture = new m.CapturedMails();
     const ready = orm;
-    built = await createApp(
+    built = await m.createApp(
       { config: { ...config, jwtSecret: config.jwtSecret! }, orm: ready, log, mailCapture },
       {
         extend: (app, kit) => {
-          const testing = new TestingService(ready, kit.services.mail, mailCapture, kit.services.tokens);
-          app.use(kit.routes(testingRoutes(testing)));
+          const testing = new m.TestingService(ready, kit.services.mail, mailCapture, kit.services.tokens);
+          app.use(kit.routes(m.testingRoutes(testing)));
         },
       },
     );
   } catch (err) {
-    log.error({ err }, 'test server failed to start');
+    log?.error({ err }, 'test server failed to start');
     await cleanUp().catch(() => undefined);
     return fail(`failed to start: ${(err as Error).message}`);
   }

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshCopy, npmStart, processes, stopStarted, waitUntil, type Copy, type Proc, type Started } from './support/npm-start';
 import { connect } from './support/ws';
-import type { TestApp } from './support/harness';
+import { Client } from 'pg';
+import { createTestDatabase, type TestApp } from './support/harness';
 
 /**
  * `npm run test-server`, as a client team's test suite runs it: one JSON line on stdout, both
@@ -177,5 +178,31 @@ it('prints one line, serves both surfaces, resets (with and without the demo fix
       run.npm.kill('SIGTERM');
       await run.exited;
     }
+  }
+}, 120_000);
+
+it('on DATABASE_URL: refuses a database that holds tables; in an empty one, serves and drops all it made on SIGTERM', async () => {
+  const full = await createTestDatabase();
+  const db = new Client({ connectionString: full });
+  await db.connect();
+  try {
+    await db.query('create table mine (id int)');
+    const refused = runTestServer({ DATABASE_URL: full }, ['--silent']);
+    expect(await refused.exited).toEqual({ code: 1, signal: null });
+    expect(refused.stdout()).toBe('');
+    expect(refused.stderr()).toContain('test-server: failed to start: DATABASE_URL must point at an empty database; its schema holds mine');
+    await db.query('drop table mine');
+
+    const run = runTestServer({ DATABASE_URL: full }, ['--silent']);
+    const { url } = JSON.parse(await run.line) as { url: string };
+    expect(run.stdout()).toMatch(LINE);
+    expect((await call(url, 'POST', '/__test/reset', { fixture: 'demo' })).status).toBe(204);
+    expect((await db.query('select count(*)::int as n from users')).rows).toEqual([{ n: 5 }]);
+    run.npm.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    const left = await db.query(`select relname from pg_class where relnamespace = current_schema()::regnamespace union all select proname from pg_proc where pronamespace = current_schema()::regnamespace`);
+    expect(left.rows).toEqual([]);
+  } finally {
+    await db.end();
   }
 }, 120_000);

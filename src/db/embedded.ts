@@ -229,8 +229,13 @@ function deathSignalWrapper(): string | undefined {
   return ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 }
 
-/** `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage. */
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number }): Promise<EmbeddedPostgres> {
+/**
+ * `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage.
+ * `durable: false` (a throwaway cluster: the test server's) skips every fsync, in initdb and
+ * after, and commits without waiting for the disk: a crash may lose it, which costs nothing there.
+ */
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number; durable?: boolean }): Promise<EmbeddedPostgres> {
+  const durable = opts.durable ?? true;
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
   const native = packageNativeDir();
@@ -258,7 +263,7 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
     try {
       await run(join(binDir, 'initdb'), [
         `--pgdata=${cluster}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwTmp}`,
-        '--encoding=UTF8', '--locale=C',
+        '--encoding=UTF8', '--locale=C', ...(durable ? [] : ['--no-sync']),
       ], owner);
     } catch (err) {
       throw new EmbeddedPostgresError(
@@ -279,7 +284,8 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   const port = opts.port ?? (await freePort());
   const wrapper = deathSignalWrapper();
   const postgres = [join(binDir, 'postgres'), '-D', cluster, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-      '-c', `max_connections=${opts.maxConnections ?? 200}`, '-c', 'shared_buffers=128MB', '-c', 'fsync=on'];
+      '-c', `max_connections=${opts.maxConnections ?? 200}`, '-c', 'shared_buffers=128MB',
+      ...(durable ? ['-c', 'fsync=on'] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'])];
   // setpriv execs PostgreSQL in place: the child's pid is the postmaster's.
   const [command, ...args] = wrapper ? [wrapper, '--pdeathsig', 'INT', '--', ...postgres] : postgres;
   const child: ChildProcess = spawn(command, args,
