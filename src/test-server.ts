@@ -110,9 +110,12 @@ async function main(): Promise<void> {
     if (cluster && !cluster.startsWith(`${dir}/`)) rmSync(cluster, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   };
+  let startup: Promise<void> | undefined;
   const stop = (reason: string) => {
     stopping ??= (async () => {
       log?.info({ reason }, 'test server stopping');
+      // A signal during the start: let initdb and PostgreSQL come up first, so they are stopped, not orphaned.
+      await startup?.catch(() => undefined);
       await cleanUp();
       process.exit(0);
     })();
@@ -122,7 +125,7 @@ async function main(): Promise<void> {
   // Started by npm, which may die without passing a signal on (SIGKILL): stop with it.
   if (config.underNpm) watchParent(() => stop('npm exited'));
 
-  try {
+  startup = (async () => {
     // initdb first (a process of its own), then the modules load meanwhile.
     const database = config.databaseUrl ? Promise.resolve(undefined) : startEmbeddedPostgres({ dataDir: dir, log: info, maxConnections: 50, durable: false });
     database.catch(() => undefined);
@@ -148,12 +151,16 @@ async function main(): Promise<void> {
         },
       },
     );
+  })();
+  try {
+    await startup;
   } catch (err) {
+    if (stopping) return;
     log?.error({ err }, 'test server failed to start');
     await cleanUp().catch(() => undefined);
     return fail(`failed to start: ${(err as Error).message}`);
   }
-  if (stopping) return;
+  if (stopping || !built) return;
   server.on('request', built.handle);
   built.subscriptions.attach(server);
   built.startJobs();
