@@ -1,6 +1,7 @@
 // Measures `npm run test-server` as a client team's suite meets it: the time from spawn to its
 // JSON line (build included, as `npm run test-server` builds first), and the time of
-// POST /__test/reset without and with the demo fixture. Prints min and median of each.
+// POST /__test/reset without and with the demo fixture, and from SIGTERM to its exit (everything
+// removed). Prints min and median of each.
 //   node scripts/measure-test-server.mjs [starts=5] [resets per start=10]
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const starts = Number(process.argv[2] ?? 5);
 const resetsPerStart = Number(process.argv[3] ?? 10);
-const times = { start: [], reset: [], resetDemo: [] };
+const times = { start: [], reset: [], resetDemo: [], stop: [] };
 
 async function once() {
   const t0 = performance.now();
@@ -35,8 +36,10 @@ async function once() {
     times.resetDemo.push(await reset('demo'));
     times.reset.push(await reset());
   }
+  const t = performance.now();
   child.kill('SIGTERM');
   await exited;
+  times.stop.push(performance.now() - t);
 }
 
 for (let i = 0; i < starts; i++) await once();
@@ -47,3 +50,4 @@ const stat = (xs) => {
 console.log(`spawn to JSON line:      ${stat(times.start)}`);
 console.log(`POST /__test/reset:      ${stat(times.reset)}`);
 console.log(`  with {"fixture":"demo"}: ${stat(times.resetDemo)}`);
+console.log(`SIGTERM to exit:         ${stat(times.stop)}`);
