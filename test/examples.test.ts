@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../src/openapi/document';
-import { freshCopy, npmStart, stopStarted, type Copy, type Started } from './support/npm-start';
+import { userExample } from '../src/openapi/examples';
+import { freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type Started } from './support/npm-start';
 
 /**
  * The typed clients in examples/ (a package of its own) stay true to the service:
@@ -126,6 +128,34 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
     for (const main of ['dist/graphql/src/main.js', 'dist/rest/src/main.js']) expect(existsSync(join(examples, main))).toBe(true);
   }, 120_000);
 
+  it('the REST example runs against the Prism mock (npm run mock: answers from the document\'s examples)', async () => {
+    const prism: ChildProcess = spawn(process.execPath, ['--require', guard, bin('@stoplight', 'prism-cli', 'dist', 'index.js'), 'mock', 'rest/openapi.json', '--port', '0'], {
+      cwd: examples,
+      // The mock needs no network: it may listen on loopback, nothing else.
+      env: { ...process.env, NO_COLOR: '1', NO_NETWORK_ALLOW: 'loopback' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    prism.stdout!.setEncoding('utf8').on('data', (c) => (log += c));
+    prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
+    const exited = new Promise((r) => prism.on('exit', r));
+    try {
+      let port = 0;
+      for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
+        if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
+        port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
+      }
+      // The token it logs in with is the document's example: it must travel as a header.
+      const r = await run(process.execPath, [join(examples, 'dist', 'rest', 'src', 'main.js')], { env: { ...process.env, API_URL: `http://127.0.0.1:${port}` }, timeoutMs: 60_000 });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(summaryOf(r.stdout)).toMatchObject({ user: { id: userExample.id, name: userExample.name, email: userExample.email }, post: { id: expect.any(Number), published: true } });
+      expect(log).not.toMatch(/NETWORK-ATTEMPT/);
+    } finally {
+      prism.kill('SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+
   describe(`against npm start${TRUSTED_DOCUMENTS ? ' with GRAPHQL_TRUSTED_DOCUMENTS=only and the generated manifest' : ' (default mode: documents sent as text until trusted documents land)'}`, () => {
     let copy: Copy;
     let server: Started;
@@ -227,5 +257,36 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       const byId = await fetch(`${url}/graphql?documentId=${posts}&variables=${encodeURIComponent('{"page":1}')}`);
       expect(await byId.json()).toEqual({ data: { posts: expect.objectContaining({ currentPage: 1 }) } });
     });
+  });
+
+  describe('against a plain npm start (no manifest) and npm run test-server, as docs/clients.md and docs/testing.md say', () => {
+    let copy: Copy;
+    beforeAll(() => {
+      copy = freshCopy('examples-plain');
+    });
+    afterAll(() => stopStarted(undefined, copy), 60_000);
+
+    it('npm run graphql, with no setting, sends the documents\' text once the service says it has no manifest', async () => {
+      const server = npmStart(copy);
+      try {
+        await server.ready;
+        const r = await run(process.execPath, [join(examples, 'dist', 'graphql', 'src', 'main.js')], { env: { ...process.env, API_URL: `http://127.0.0.1:${server.port()}`, GRAPHQL_SEND: '' }, timeoutMs: 60_000 });
+        expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(summaryOf(r.stdout)).toMatchObject({ send: 'query', received: { body: expect.stringMatching(/^Comment \d+ from the GraphQL example$/) } });
+      } finally {
+        await stopStarted(server, undefined);
+      }
+    }, 120_000);
+
+    it('the integration suite of examples/testing passes on npm run test-server, and leaves no server behind', async () => {
+      const before = readdirSync(tmpdir()).filter((n) => n.startsWith('blog-api-test-server-'));
+      const r = await run(process.execPath, ['--test', 'dist/testing/api.test.js'], { env: { ...process.env, BLOG_API_DIR: copy.dir, NODE_ENV: '', PORT: '', DATABASE_URL: '' }, timeoutMs: 120_000 });
+      expect({ code: r.code, summary: r.stdout.split('\n').filter((l) => /^# (pass|fail|skipped|todo) /.test(l)) }).toEqual({ code: 0, summary: ['# pass 5', '# fail 0', '# skipped 0', '# todo 0'] });
+      // No process of that server, and no directory of it (other test files may run test servers of their own meanwhile).
+      expect(leftovers(copy)).toEqual([]);
+      const owner = (n: string) => Number(existsSync(join(tmpdir(), n, 'owner.pid')) ? readFileSync(join(tmpdir(), n, 'owner.pid'), 'utf8') : NaN);
+      const orphaned = readdirSync(tmpdir()).filter((n) => n.startsWith('blog-api-test-server-') && !before.includes(n) && !processes().some((p) => p.pid === owner(n)));
+      expect(orphaned).toEqual([]);
+    }, 120_000);
   });
 });

@@ -55,6 +55,20 @@ describe('the examples of the OpenAPI document', () => {
     expect(examples.filter((e) => e.status === 'request').length).toBe(operations.filter(({ op }) => op.requestBody && !op.operationId.startsWith('graphql')).length);
   });
 
+  it('each token in an example is a whole JWT a client can send as a header (base64url parts, no `…`)', () => {
+    const tokens = [...JSON.stringify(doc).matchAll(/"token":"([^"]*)"/g)].map((m) => m[1]);
+    // Every token is header-safe; the access tokens (JWTs) are whole.
+    for (const token of tokens) expect(token).toMatch(/^[\x21-\x7e]+$/);
+    const jwts = tokens.filter((t) => t.startsWith('eyJ'));
+    expect(jwts.length).toBeGreaterThan(0);
+    for (const token of jwts) {
+      expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
+      const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+      expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
+      expect(payload).toEqual({ id: expect.any(Number), tv: expect.any(Number), iat: expect.any(Number), exp: expect.any(Number) });
+    }
+  });
+
   it('each example matches the schema beside it', () => {
     const mismatches = examples.flatMap((e) => {
       const validate = ajv.compile({ $ref: `openapi#/${e.schema}` });

@@ -130,6 +130,8 @@ function hasBody(req: Request): boolean {
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
 function respond(res: Response, reply: Reply): void {
+  // 204 carries no body at all (RFC 9110).
+  if (reply.status === 204) return void res.status(204).end();
   sendJsonText(res, reply.status, replyText(reply));
 }
 

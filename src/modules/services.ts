@@ -7,6 +7,7 @@ import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
 import { CommentService } from './comment/comment.service';
 import { MailService } from './mail/mail.service';
+import type { CapturedMails } from './mail/mail.capture';
 import { PostService } from './post/post.service';
 import { TenantPostService } from './tenant-post/tenant-post.service';
 import { TrashService, trashRetentionJob } from './trash/trash.service';
@@ -17,6 +18,8 @@ export interface AppDeps {
   config: Readonly<Config> & { jwtSecret: string };
   orm: MikroORM;
   log: Logger;
+  /** The test server's in-memory mailbox: when set, mails are captured there, not sent. */
+  mailCapture?: CapturedMails;
 }
 
 /** One instance of each service for the whole app; routes and resolvers receive this. */
@@ -40,7 +43,7 @@ export interface Services {
 export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const limits = new RateLimiter();
-  const mail = new MailService(deps.orm, deps.config, deps.log);
+  const mail = new MailService(deps.orm, deps.config, deps.log, deps.mailCapture);
   const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log, deps.config.trashRetentionFirstRunMs);
   return {
     deps,

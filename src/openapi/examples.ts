@@ -11,7 +11,9 @@ const at = (minute: number) => `2026-11-22T10:${String(minute).padStart(2, '0')}
 
 export const userExample = { id: 1, name: 'Ada', email: 'ada@example.com', role: 'user', email_verified_at: null, created_at: at(0), updated_at: at(0) };
 export const adminUserExample = { id: 2, name: 'Grace', email: 'grace@example.com', role: 'admin', email_verified_at: at(1), created_at: at(1), updated_at: at(1) };
-export const tokenExample = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.…';
+// A whole HS256 token (signed with a secret that is not the service's): a client that uses the
+// example as a header, a mock server's answer, must be able to send it (no `…`, ASCII only).
+export const tokenExample = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.MZlarHBLnDrtD8ebNAIXfYOHiKz0UtT64OnhCivf-LY';
 
 export const commentExample = {
   id: 1,

@@ -13,6 +13,8 @@ import { createClient, type Client } from 'graphql-ws';
  *   must have loaded that manifest (GRAPHQL_DOCUMENTS); with GRAPHQL_TRUSTED_DOCUMENTS=only it
  *   runs nothing else.
  * - `send: 'query'` (a service without the manifest, or development): the document's text.
+ * - `send: 'auto'`: the id first; once the service answers PERSISTED_QUERY_NOT_FOUND (it has no
+ *   manifest, as a plain `npm start`), the text from then on. `mode()` says which it settled on.
  *
  * Queries go by GET (public answers can then be cached by the browser or a CDN: ETag and
  * Cache-Control), mutations by POST, subscriptions over graphql-ws on the same URL.
@@ -23,7 +25,7 @@ export type DocumentMode = 'documentId' | 'query';
 export interface GraphQLClientOptions {
   /** The GraphQL endpoint, e.g. http://localhost:3000/graphql (ws:// is derived from it). */
   url: string;
-  send: DocumentMode;
+  send: DocumentMode | 'auto';
   /** A WebSocket implementation where there is no global one (Node 20: `ws`'s WebSocket). */
   webSocketImpl?: unknown;
 }
@@ -56,6 +58,8 @@ function operationOf(document: DocumentNode) {
 
 export function createGraphQLClient(options: GraphQLClientOptions) {
   let token: string | undefined;
+  // 'auto' sends ids until the service says it does not know them.
+  let mode: DocumentMode = options.send === 'auto' ? 'documentId' : options.send;
   let ws: Client | undefined;
   let onConnected: () => void = () => undefined;
   let connected = new Promise<void>((resolve) => (onConnected = resolve));
@@ -63,7 +67,7 @@ export function createGraphQLClient(options: GraphQLClientOptions) {
   /** The request's parameters: the id or the text, then variables and operationName as usual. */
   function params(document: DocumentNode, variables: unknown, name: string | undefined) {
     return {
-      ...(options.send === 'documentId' ? { documentId: documentId(document) } : { query: print(document) }),
+      ...(mode === 'documentId' ? { documentId: documentId(document) } : { query: print(document) }),
       ...(variables && Object.keys(variables).length ? { variables } : {}),
       ...(name ? { operationName: name } : {}),
     };
@@ -81,29 +85,46 @@ export function createGraphQLClient(options: GraphQLClientOptions) {
     }));
   }
 
+  /** One query (GET) or mutation (POST), sent as `mode` says. */
+  async function run<TResult, TVariables>(document: Document<TResult, TVariables>, variables: TVariables): Promise<TResult> {
+    const { type, name } = operationOf(document);
+    if (type === 'subscription') throw new Error('a subscription goes through subscribe()');
+    const headers: Record<string, string> = { accept: 'application/graphql-response+json, application/json;q=0.9' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const body = params(document, variables, name);
+    let res: Response;
+    if (type === 'query') {
+      const search = new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+      res = await fetch(`${options.url}?${search}`, { headers });
+    } else {
+      res = await fetch(options.url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    }
+    const result = (await res.json()) as FormattedExecutionResult<TResult>;
+    if (result.errors?.length || result.data == null) throw new GraphQLError(result.errors ?? [], res.status);
+    return result.data;
+  }
+
   return {
     /** Authenticates the following requests (and the WebSocket connection, when it opens). */
     setToken(value: string | undefined) {
       token = value;
     },
 
+    /** What it sends now (`auto` settles on one at the first operation). */
+    mode(): DocumentMode {
+      return mode;
+    },
+
     /** Runs a query (GET) or a mutation (POST); resolves with `data`, or throws GraphQLError. */
     async execute<TResult, TVariables>(document: Document<TResult, TVariables>, variables: TVariables): Promise<TResult> {
-      const { type, name } = operationOf(document);
-      if (type === 'subscription') throw new Error('a subscription goes through subscribe()');
-      const headers: Record<string, string> = { accept: 'application/graphql-response+json, application/json;q=0.9' };
-      if (token) headers.authorization = `Bearer ${token}`;
-      const body = params(document, variables, name);
-      let res: Response;
-      if (type === 'query') {
-        const search = new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-        res = await fetch(`${options.url}?${search}`, { headers });
-      } else {
-        res = await fetch(options.url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      try {
+        return await run(document, variables);
+      } catch (err) {
+        const unknownId = err instanceof GraphQLError && err.errors.some((e) => e.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND');
+        if (options.send !== 'auto' || mode !== 'documentId' || !unknownId) throw err;
+        mode = 'query';
+        return run(document, variables);
       }
-      const result = (await res.json()) as FormattedExecutionResult<TResult>;
-      if (result.errors?.length || result.data == null) throw new GraphQLError(result.errors ?? [], res.status);
-      return result.data;
     },
 
     /**
@@ -116,7 +137,7 @@ export function createGraphQLClient(options: GraphQLClientOptions) {
     subscribe<TResult, TVariables>(document: Document<TResult, TVariables>, variables: TVariables): AsyncIterableIterator<TResult> {
       const { name } = operationOf(document);
       const payload =
-        options.send === 'documentId'
+        mode === 'documentId'
           ? { query: '', extensions: { documentId: documentId(document) }, variables: variables as Record<string, unknown>, operationName: name }
           : { query: print(document), variables: variables as Record<string, unknown>, operationName: name };
       const events = socket().iterate<TResult>(payload);

@@ -7,17 +7,20 @@ import type { CommentAddedSubscription } from './gql/graphql.js';
  * The GraphQL example: registers, writes a post, publishes it, follows its comments over a
  * subscription (graphql-ws) and comments on it, every step typed by the generated documents.
  *
- *   API_URL=http://localhost:3000 npm run graphql                  # sends document ids
- *   API_URL=http://localhost:3000 GRAPHQL_SEND=query npm run graphql # sends the documents' text
+ *   API_URL=http://localhost:3000 npm run graphql                       # ids, or the text if the service has no manifest
+ *   API_URL=http://localhost:3000 GRAPHQL_SEND=documentId npm run graphql # document ids only
+ *   API_URL=http://localhost:3000 GRAPHQL_SEND=query npm run graphql      # the documents' text only
  *
- * With document ids (the default) the service must know them: start it with
+ * By default (`auto`) it sends document ids and, when the service does not know them
+ * (PERSISTED_QUERY_NOT_FOUND: a plain `npm start` loads no manifest), the documents' text from
+ * then on. For ids only, start the service with
  * GRAPHQL_DOCUMENTS=examples/graphql/src/gql/persisted-documents.json (and, in production,
- * GRAPHQL_TRUSTED_DOCUMENTS=only). Its last line is a JSON summary, which
- * test/examples.test.ts reads.
+ * GRAPHQL_TRUSTED_DOCUMENTS=only). Its last line is a JSON summary (`send`: what it settled on),
+ * which test/examples.test.ts reads.
  */
 const api = process.env.API_URL ?? 'http://localhost:3000';
-const send = (process.env.GRAPHQL_SEND ?? 'documentId') as DocumentMode;
-if (send !== 'documentId' && send !== 'query') throw new Error(`GRAPHQL_SEND is documentId or query, not ${send}`);
+const send = (process.env.GRAPHQL_SEND || 'auto') as DocumentMode | 'auto';
+if (send !== 'documentId' && send !== 'query' && send !== 'auto') throw new Error(`GRAPHQL_SEND is auto, documentId or query, not ${send}`);
 
 // Node 20 has no WebSocket of its own; on Node 22 or in a browser, leave webSocketImpl out.
 const client = createGraphQLClient({ url: `${api}/graphql`, send, webSocketImpl: WebSocket });
@@ -78,7 +81,7 @@ async function main(): Promise<void> {
   await client.close();
   console.log(
     JSON.stringify({
-      send,
+      send: client.mode(),
       user: { id: register.user.id, name: register.user.name },
       post: { id: post.id, slug: post.slug, published: publishPost.published },
       commentsWritten: written,

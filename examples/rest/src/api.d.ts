@@ -902,7 +902,7 @@ export interface operations {
                      *         "created_at": "2026-11-22T10:00:00.000Z",
                      *         "updated_at": "2026-11-22T10:00:00.000Z"
                      *       },
-                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.…"
+                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.MZlarHBLnDrtD8ebNAIXfYOHiKz0UtT64OnhCivf-LY"
                      *     }
                      */
                     "application/json": components["schemas"]["AuthResult"];
@@ -1053,7 +1053,7 @@ export interface operations {
                      *         "created_at": "2026-11-22T10:00:00.000Z",
                      *         "updated_at": "2026-11-22T10:00:00.000Z"
                      *       },
-                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.…"
+                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.MZlarHBLnDrtD8ebNAIXfYOHiKz0UtT64OnhCivf-LY"
                      *     }
                      */
                     "application/json": components["schemas"]["AuthResult"];
