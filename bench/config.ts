@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
  * `--connections N` (also as `--name=value`).
  */
 export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections'] as const;
-export function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
+function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === `--${name}`) {
       const value = argv[i + 1];

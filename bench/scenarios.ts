@@ -316,7 +316,7 @@ export const scenarios: Scenario[] = [
 ];
 
 /** Names for sets of scenarios in `--only` (besides each scenario's key and `realtime`). */
-export const scenarioGroups: Record<string, string[]> = {
+const scenarioGroups: Record<string, string[]> = {
   first: ['list-first', 'graphql-first'],
   random: ['list', 'graphql'],
   pages: ['list-first', 'list', 'graphql-first', 'graphql', 'show'],

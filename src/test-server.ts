@@ -110,6 +110,7 @@ async function main(): Promise<void> {
     if (cluster && !cluster.startsWith(`${dir}/`)) rmSync(cluster, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   };
+  // eslint-disable-next-line prefer-const -- because `stop` (a signal handler) may read it before the start below assigns it; a const there would throw
   let startup: Promise<void> | undefined;
   const stop = (reason: string) => {
     stopping ??= (async () => {

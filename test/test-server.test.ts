@@ -32,10 +32,10 @@ function runTestServer(env: Record<string, string> = {}, npmArgs: string[] = [])
   const npm = spawn('npm', ['run', ...npmArgs, 'test-server'], { cwd: copy.dir, env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  npm.stderr!.on('data', (c) => (err += c));
+  npm.stderr.on('data', (c) => (err += c));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.on('exit', (code, signal) => resolve({ code, signal })));
   const line = new Promise<string>((resolve, reject) => {
-    npm.stdout!.on('data', (c) => {
+    npm.stdout.on('data', (c) => {
       out += c;
       const found = /^\{.*\}$/m.exec(out);
       if (found) resolve(found[0]);
