@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Actor } from '../modules/user/user.types';
+import type { Actor } from './actor';
 import { AppError } from './errors';
 
 /**

@@ -5,7 +5,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { core, NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
-import { redactPath } from '../http/logging';
+import { redactPath } from './redact';
 import { installTracing, type Tracing } from './tracing';
 
 /**

@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type HTTPGraphQLRequest } from '@apollo/server';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { RequestContext } from '../core/context';
-import { requestContext, jsonBody, type RestDeps } from '../http/rest';
+import { requestContext, jsonBody, type HttpSurfaceDeps } from '../http/request-context';
 import { restError } from '../http/error-handler';
 import { anonymous, GRAPHQL_VARY, sendNotModified, sendPublic } from '../http/caching';
 import type { TrustedDocuments } from './documents';
@@ -13,7 +13,7 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 const APOLLO_RESPONSE_TYPES = [JSON_TYPE, GRAPHQL_RESPONSE_TYPE, 'application/json; callbackSpec=1.0; charset=utf-8'];
 const GRAPHQL_RESPONSE_TYPES = ['application/json', 'application/graphql-response+json'];
 
-export interface GraphqlHttpDeps extends RestDeps {
+export interface GraphqlHttpDeps extends HttpSurfaceDeps {
   documents: TrustedDocuments;
   /** PUBLIC_CACHE_SECONDS: max-age of an anonymous query's answer by GET. */
   publicCacheSeconds: number;
@@ -39,7 +39,7 @@ function prefersGraphqlResponse(req: Request): boolean {
 /**
  * GraphQL over HTTP (GET, HEAD and POST /graphql) as an Express handler around Apollo's documented
  * `executeHTTPGraphQLRequest`, as @as-integrations/express5 does, with the context every surface
- * builds (http/rest.ts requestContext). The JSON body is parsed by the route's `graphqlBody`.
+ * builds (http/request-context.ts requestContext). The JSON body is parsed by the route's `graphqlBody`.
  *
  * The GraphQL-over-HTTP specification's media types: a client that prefers
  * `application/graphql-response+json` gets it, and a request error (nothing runs: no document,

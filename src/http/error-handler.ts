@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, toAppError } from '../core/errors';
 import type { Logger } from '../core/logger';
-import { redactPath } from './logging';
+import { redactPath } from '../core/redact';
 
 /** Writes an error answer; any ServerResponse (Express's is one). */
 export function sendError(res: ServerResponse, err: AppError): void {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
+import { redactPath } from '../core/redact';
 
 /** An incoming id is kept when it looks like an id (a gateway's trace id); anything else is replaced. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -13,14 +14,6 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
-
-/** Path segments that carry secrets: the verify-email token (logs never show it). */
-const SECRET_SEGMENTS: RegExp[] = [/^(\/auth\/verify-email\/)[^/]+/i, /^(\/auth\/reset-password\/)[^/]+/i];
-
-export function redactPath(path: string): string {
-  for (const re of SECRET_SEGMENTS) if (re.test(path)) return path.replace(re, '$1[REDACTED]');
-  return path;
 }
 
 /** Fields a later layer adds to the request's log line (the GraphQL operation), on its context. */

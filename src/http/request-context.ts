@@ -1,7 +1,11 @@
+import express, { type Request, type Response } from 'express';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { requestFork, type RequestContext } from '../core/context';
 import type { TokenService } from '../modules/auth/auth.tokens';
 import type { Actor } from '../modules/user/user.types';
+import type { TenantResolver } from '../core/tenant';
+import type { InFlight } from './in-flight';
+import type { Revalidation } from './revalidation';
 
 /** What a transport knows about its caller; HTTP reads it from the request, WebSocket from connectionParams. */
 export interface ContextInput {
@@ -59,4 +63,38 @@ class LazyContext implements RequestContext {
   actor(): Promise<Actor | null> {
     return (this.caller ??= this.tokens.authenticate(this, this.input.authorization));
   }
+}
+
+/** What both HTTP surfaces (the REST adapter and the GraphQL endpoint) are built from. */
+export interface HttpSurfaceDeps {
+  orm: MikroORM;
+  tokens: TokenService;
+  resolveTenant: TenantResolver;
+  inFlight: InFlight;
+  /** PUBLIC_CACHE_SECONDS: max-age of a public read's 200 (RouteDef.publicRead). */
+  publicCacheSeconds: number;
+  /** 304 without building the page when nothing changed (absent with read replicas). */
+  revalidation?: Revalidation;
+}
+
+/**
+ * JSON bodies (1 MB at most), only on the routes that take one: mounted per route, after the
+ * path and method matched, so an unknown path is a 404 and a wrong method a 405 before any body
+ * is read (404 → 405 → 413 → 400). Another content type leaves `req.body` undefined.
+ */
+export const jsonBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
+
+/**
+ * The request's RequestContext, kept in `res.locals.ctx` for its log line. The client IP is
+ * Express's `req.ip` (TRUST_PROXY), read only if the auth rate limits ask.
+ */
+export function requestContext(req: Request, res: Response, deps: HttpSurfaceDeps): RequestContext {
+  const ctx = buildRequestContext(deps.orm, deps.tokens, {
+    requestId: res.locals.requestId as string,
+    ip: () => req.ip ?? req.socket.remoteAddress ?? 'unknown',
+    tenantId: deps.resolveTenant(req),
+    authorization: req.headers.authorization,
+  });
+  res.locals.ctx = ctx;
+  return ctx;
 }

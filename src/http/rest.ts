@@ -1,34 +1,14 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { RequestContext } from '../core/context';
-import type { TenantResolver } from '../core/tenant';
-import type { TokenService } from '../modules/auth/auth.tokens';
-import { buildRequestContext } from './request-context';
+import { jsonBody, requestContext, type HttpSurfaceDeps } from './request-context';
 import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
-import type { InFlight } from './in-flight';
 import { allowOnly } from './chain';
 import { anonymous, REST_VARY, sendNotModified, sendPublic } from './caching';
-import type { Revalidation } from './revalidation';
 import type { Method, Reply, RestRequest, RouteDef } from './routes';
 
-export interface RestDeps {
-  orm: MikroORM;
-  tokens: TokenService;
-  resolveTenant: TenantResolver;
-  inFlight: InFlight;
-  /** PUBLIC_CACHE_SECONDS: max-age of a public read's 200 (RouteDef.publicRead). */
-  publicCacheSeconds: number;
-  /** 304 without building the page when nothing changed (absent with read replicas). */
-  revalidation?: Revalidation;
-}
+/** What the REST adapter needs: the same as the GraphQL endpoint (http/request-context.ts). */
+export type RestDeps = HttpSurfaceDeps;
 
-/**
- * JSON bodies (1 MB at most), only on the routes that take one: mounted per route, after the
- * path and method matched, so an unknown path is a 404 and a wrong method a 405 before any body
- * is read (404 → 405 → 413 → 400). Another content type leaves `req.body` undefined.
- */
-export const jsonBody = express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] });
 
 /**
  * Mounts RouteDefs on `router` (a Router, or the app's own router): each on its path, with the
@@ -136,18 +116,3 @@ function respond(res: Response, reply: Reply): void {
 }
 
 const replyText = (reply: Reply): string => ('json' in reply ? reply.json : JSON.stringify(reply.body));
-
-/**
- * The request's RequestContext, kept in `res.locals.ctx` for its log line. The client IP is
- * Express's `req.ip` (TRUST_PROXY), read only if the auth rate limits ask.
- */
-export function requestContext(req: Request, res: Response, deps: RestDeps): RequestContext {
-  const ctx = buildRequestContext(deps.orm, deps.tokens, {
-    requestId: res.locals.requestId as string,
-    ip: () => req.ip ?? req.socket.remoteAddress ?? 'unknown',
-    tenantId: deps.resolveTenant(req),
-    authorization: req.headers.authorization,
-  });
-  res.locals.ctx = ctx;
-  return ctx;
-}

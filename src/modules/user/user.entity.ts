@@ -2,8 +2,9 @@ import { BeforeCreate, BeforeUpdate, Entity, Enum, Filter, Index, Property, Uniq
 import { BaseEntity } from '../../core/base.entity';
 import { hashPassword, isPasswordHash, verifyPassword } from './password';
 
-export const ROLES = ['user', 'admin', 'moderator'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '../../core/actor';
+
+export { ROLES, type Role };
 
 @Entity({ tableName: 'users' })
 @Filter({ name: 'softDelete', cond: { deletedAt: null }, default: true })

@@ -1,25 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import type { Role } from './user.entity';
+import type { Actor, UserView } from '../../core/actor';
 
-/** What leaves the service about a user (never the password). The entity itself is never serialised. */
-export interface UserView {
-  id: number;
-  name: string;
-  email: string;
-  role: string;
-  emailVerifiedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/**
- * The caller, as its bearer token's user row showed it at the request's first check
- * (auth.tokens.ts): a value, not a managed entity.
- */
-export interface Actor extends UserView {
-  role: Role;
-  tokenVersion: number;
-}
+export type { Actor, UserView } from '../../core/actor';
 
 /** Moderators and admins may act on others' posts. */
 export const canModerate = (actor: Pick<Actor, 'role'>) => actor.role === 'admin' || actor.role === 'moderator';

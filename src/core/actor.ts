@@ -1,0 +1,27 @@
+/**
+ * The caller as every layer sees it. Defined here, below the feature modules, because the request
+ * context (core/context.ts) carries it; the user module re-exports these names.
+ */
+
+export const ROLES = ['user', 'admin', 'moderator'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What leaves the service about a user (never the password). The entity itself is never serialised. */
+export interface UserView {
+  id: number;
+  name: string;
+  email: string;
+  role: string;
+  emailVerifiedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * The caller, as its bearer token's user row showed it at the request's first check
+ * (auth.tokens.ts): a value, not a managed entity.
+ */
+export interface Actor extends UserView {
+  role: Role;
+  tokenVersion: number;
+}
