@@ -12,7 +12,10 @@ export interface FoundDatabase {
   functions: Set<number>;
 }
 
-/** Throws (with what it found) unless the schema holds no table, view or sequence. */
+/**
+ * Throws (with what it found) unless the schema holds no table, view or sequence.
+ * @public loaded by src/test-server.ts with a lazy require, which knip cannot follow.
+ */
 export async function requireEmptyDatabase(orm: MikroORM): Promise<FoundDatabase> {
   const em = orm.em.fork();
   const found = await em.execute<{ name: string }[]>(`select c.oid::regclass::text as name from (${RELATIONS}) r join pg_class c using (oid) order by 1 limit 5`);
@@ -21,7 +24,10 @@ export async function requireEmptyDatabase(orm: MikroORM): Promise<FoundDatabase
   return { functions: new Set(functions.map((f) => Number(f.oid))) };
 }
 
-/** Drops what the test server created there: every table, view and sequence, and the new functions. */
+/**
+ * Drops what the test server created there: every table, view and sequence, and the new functions.
+ * @public loaded by src/test-server.ts with a lazy require, which knip cannot follow.
+ */
 export async function removeCreated(orm: MikroORM, before: FoundDatabase): Promise<void> {
   const em = orm.em.fork();
   await em.transactional(async (tx) => {

@@ -6,7 +6,10 @@ import { FIXTURES, type TestingService } from './testing.service';
 const resetInput = z.object({ fixture: z.enum(FIXTURES, { message: `must be one of: ${FIXTURES.join(', ')}` }).optional() }).strict();
 const mailsQuery = z.object({ to: z.string().trim().min(1, 'must not be empty').optional() }).strict();
 
-/** The test server's routes (mounted by src/test-server.ts only; under `npm start` /__test/* is 404). */
+/**
+ * The test server's routes (mounted by src/test-server.ts only; under `npm start` /__test/* is 404).
+ * @public loaded by src/test-server.ts with a lazy require, which knip cannot follow.
+ */
 export function testingRoutes(testing: TestingService): RouteDef[] {
   return [
     {
