@@ -42,6 +42,9 @@ export interface RequestContext {
 /** What a statement shape needs of a request (core/statement-shapes.ts). */
 export type ReadContext = Pick<RequestContext, 'em' | 'reader'>;
 
+/** A ReadContext over `em` alone (a write's transaction: what is read through it sees the write). */
+export const readContextOf = (em: EntityManager): ReadContext => ({ em, reader: () => em });
+
 /** What the `tenant` ORM filter reads (TenantPost): set on the request's fork, copied to its forks. */
 export interface TenantFilterParams {
   tenantId: number;

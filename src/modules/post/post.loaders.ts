@@ -3,15 +3,14 @@ import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
 import { StatementShapes } from '../../core/statement-shapes';
 import { Comment } from '../comment/comment.entity';
-import type { CommentFullView, CommentView } from '../comment/comment.types';
+import type { CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
 import type { AuthorView } from './author.types';
 import { Post } from './post.entity';
-import { presentPost, type PostFullView, type PostView } from './post.types';
+import { presentPost, type PostView } from './post.types';
 
 /**
- * The per-request batches behind every embed, shared by the REST presenter below and the GraphQL
- * field resolvers, so both surfaces run the same statements: one for the authors of a page of
+ * The per-request batches behind every GraphQL embed: one for the authors of a page of
  * posts, one for all their comments with the comments' authors (joined).
  */
 
@@ -125,23 +124,4 @@ export function postsByUserLoader(ctx: RequestContext) {
     const rows = await ctx.em.find(Post, { user: { $in: [...userIds] } }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     return groupBy(userIds, rows, (p) => p.user.id).map((list) => list.map(presentPost));
   });
-}
-
-export async function fullComment(ctx: RequestContext, c: CommentView): Promise<CommentFullView> {
-  return { ...c, user: await authorLoader(ctx).load(c.userId) };
-}
-
-/** Posts with author, comments (each with its author) and the comment count, for REST. */
-export async function fullPosts(ctx: RequestContext, posts: PostView[]): Promise<PostFullView[]> {
-  return Promise.all(
-    posts.map(async (p) => {
-      const [user, comments] = await Promise.all([authorLoader(ctx).load(p.userId), commentsLoader(ctx).load(p.id)]);
-      const withAuthors = await Promise.all(comments.map((c) => fullComment(ctx, c)));
-      return { ...p, user, comments: withAuthors, commentsCount: comments.length };
-    }),
-  );
-}
-
-export async function fullPost(ctx: RequestContext, post: PostView): Promise<PostFullView> {
-  return (await fullPosts(ctx, [post]))[0];
 }

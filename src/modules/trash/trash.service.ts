@@ -4,11 +4,10 @@ import { AppError } from '../../core/errors';
 import { emit, emitWithKnex } from '../../core/events';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
-import { changeUnderRowLock } from '../../core/row-lock';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
-import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
-import { postSource, type PostShape } from '../post/post.queries';
-import type { PostAs } from '../post/post.service';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import type { PostListReader } from '../post/post.queries';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
@@ -20,10 +19,13 @@ const WITH_TRASHED = { softDelete: false } as const;
 
 /** Role moderator or admin for everything here, checked before any lookup (403 before 404). */
 export class TrashService {
-  /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
-  async list<S extends PostShape = 'view'>(ctx: RequestContext, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
+  /**
+   * `request` is parsed after the role check, so a caller without the role never learns about bad
+   * input. `read` says what each post is read as (post.queries.ts).
+   */
+  async list<T extends { id: number }>(ctx: RequestContext, request: () => ListRequest, path: string, read: PostListReader<T>): Promise<ListResult<T>> {
     await this.guard(ctx);
-    return paginate(postSource(ctx, shape ?? 'view', WITH_TRASHED) as ListSource<PostAs<S>>, TRASHED, request(), {
+    return paginate(read(ctx, WITH_TRASHED), TRASHED, request(), {
       perPage: TRASH_PER_PAGE,
       orderBy: [{ deletedAt: 'desc' }, { id: 'desc' }],
       path,
@@ -31,15 +33,16 @@ export class TrashService {
   }
 
   /** Under the row's lock: of a restore and a permanent delete racing, one wins and the other is 404. */
-  async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
+  async restore<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
     const id = await this.trashedId(ctx, rawId);
-    const post = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, (post) => {
+    const answer = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, async (post, tx) => {
       if (!post) throw AppError.notFound(NOT_IN_TRASH);
       post.deletedAt = null;
-      return post;
+      await tx.flush();
+      return readBack(tx, post);
     });
     clearLoaders(ctx);
-    return post;
+    return answer;
   }
 
   /**

@@ -1,22 +1,14 @@
-import type { FilterQuery, QBFilterQuery } from '@mikro-orm/postgresql';
-import type { ReadContext, RequestContext } from '../../core/context';
+import type { FilterQuery, QBFilterQuery, QueryBuilder, QueryOrderMap } from '@mikro-orm/postgresql';
+import type { ReadContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
-import { numbersOut, shapeKey, StatementShapes } from '../../core/statement-shapes';
+import { numbersOut, shapeKey, StatementShapes, type CompiledStatement } from '../../core/statement-shapes';
 import { User, type Role } from './user.entity';
 import type { Actor, UserView } from './user.types';
-import { jsonObjectSql } from '../../core/json-sql';
-
-/** The users' lists are ordered by id alone (user.service.ts); the JSON rows keep that order. */
-function orderDirection(orderBy: unknown): string {
-  const first = (Array.isArray(orderBy) ? orderBy[0] : orderBy) as Record<string, string> | undefined;
-  if (!first || Object.keys(first).join() !== 'id') throw new Error('users JSON: only an id order is supported');
-  return String(first.id).toLowerCase() === 'asc' ? ' asc' : ' desc';
-}
 
 const shapes = new StatementShapes();
 
 /** A user row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-interface UserRow {
+export interface UserRow {
   id: number;
   name: string;
   email: string;
@@ -25,31 +17,42 @@ interface UserRow {
   created_at: string;
   updated_at: string;
   total?: string | number;
-  /** The REST answer (shape 'json'). */
-  json?: string;
 }
 
-/** A user's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL. */
-export interface UserJson {
-  id: number;
-  json: string;
+/** What a read of users is read as: the same rows under the same filters, another select. */
+export interface UserProjection<T> {
+  /** Names the projection in the statement's cache key. */
+  readonly name: string;
+  /** The statement around the users statement `qb` (alias `u`, columns of UserRow), rows in the order `orderBy`. */
+  statement(qb: QueryBuilder<User>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): CompiledStatement;
+  map(ctx: ReadContext, rows: UserRow[]): T[];
 }
 
-/** The REST keys of a user, which are its columns' names (user.types.ts presentUser, snake_cased). */
-const USER_JSON = jsonObjectSql('x', [
-  ['id', 'int'], ['name', 'string'], ['email', 'string'], ['role', 'string'], ['email_verified_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
-]);
+/** Users as plain views, not entities. */
+export const userViews: UserProjection<UserView> = {
+  name: 'view',
+  statement: (qb) => qb.getKnexQuery().toSQL(),
+  map(ctx, rows) {
+    const platform = ctx.reader().getPlatform();
+    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
+    return rows.map((r): UserView => ({
+      id: r.id, name: r.name, email: r.email, role: r.role,
+      emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
+    }));
+  },
+};
+
+/** How a caller reads a list of users: userViewSource, or another projection of userSource (REST's JSON). */
+export type UserListReader<T> = (ctx: ReadContext) => ListSource<T>;
+
+export const userViewSource: UserListReader<UserView> = (ctx) => userSource(ctx, userViews);
 
 /**
- * The admin user list read as plain views, not entities, in one statement per slice: the users
- * under the ORM's filters (softDelete: active users only) and, for the page format, their total
- * as a subquery under the same filters. Built by the ORM once per shape (core/statement-shapes.ts).
- * Shape 'json' selects each user's REST answer as JSON text instead (REST's list), from the same
- * statement.
+ * Users read as `projection`, in one statement per slice: the users under the ORM's filters
+ * (softDelete: active users only) and, for the page format, their total as a subquery under the
+ * same filters. Built by the ORM once per shape (core/statement-shapes.ts).
  */
-export function userViewSource(ctx: RequestContext): ListSource<UserView>;
-export function userViewSource(ctx: RequestContext, shape: 'json'): ListSource<UserJson>;
-export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'view'): ListSource<UserView | UserJson> {
+export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSource<T> {
   const counter = async (where: FilterQuery<object>) => {
     const qb = ctx.em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
     await qb.applyFilters();
@@ -58,7 +61,7 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
       const values: number[] = [];
-      const key = `users ${shape} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${withTotal ?? false} ${offset !== undefined}`;
+      const key = `users ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${withTotal ?? false} ${offset !== undefined}`;
       const at = values.length;
       values.push(limit, offset ?? 0);
       const rows = await shapes.rows<UserRow>(ctx, key, values, async (n) => {
@@ -71,25 +74,21 @@ export function userViewSource(ctx: RequestContext, shape: 'view' | 'json' = 'vi
           .limit(n(at), offset === undefined ? undefined : n(at + 1));
         await qb.applyFilters();
         if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
-        const inner = qb.getKnexQuery().toSQL();
-        if (shape === 'view') return inner;
-        return { sql: `select x.id, ${USER_JSON}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by x.id${orderDirection(orderBy)}`, bindings: inner.bindings };
+        return projection.statement(qb, orderBy, withTotal ?? false);
       });
-      const total = withTotal && rows.length ? Number(rows[0].total) : null;
-      if (shape === 'json') return { rows: rows.map((r) => ({ id: r.id, json: r.json! })), total };
-      const platform = ctx.reader().getPlatform();
-      const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
-      const views = rows.map((r): UserView => ({
-        id: r.id, name: r.name, email: r.email, role: r.role,
-        emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
-      }));
-      return { rows: views, total };
+      return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
       const [{ count }] = (await (await counter(where)).qb.execute('all', false)) as { count: string }[];
       return Number(count);
     },
   };
+}
+
+/** One active user as `projection` reads it, or null. */
+export async function userById<T>(ctx: ReadContext, projection: UserProjection<T>, id: number): Promise<T | null> {
+  const [user] = (await userSource(ctx, projection).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+  return user ?? null;
 }
 
 /**
