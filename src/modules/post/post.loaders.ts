@@ -1,7 +1,7 @@
 import { raw, type EntityManager, type QueryBuilder } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
-import { StatementShapes } from '../../core/statement-shapes';
+import { cachedStatement, param, runStatement, statementOf } from '../../db/statements';
 import { Comment } from '../comment/comment.entity';
 import type { CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
@@ -13,8 +13,6 @@ import { presentPost, type PostView } from './post.types';
  * The per-request batches behind every GraphQL embed: one for the authors of a page of
  * posts, one for all their comments with the comments' authors (joined).
  */
-
-const shapes = new StatementShapes();
 
 /**
  * Embeds already read with their row: a post's or comment's author comes from the row's own
@@ -96,16 +94,18 @@ interface CommentRow {
  */
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
-    // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
-    const rows = await shapes.rows<CommentRow>(ctx, `comments:${postIds.length}`, postIds, async (n) => {
-      const qb = ctx.em
+    // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
+    const em = ctx.reader();
+    const statement = await cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
+      const qb = em
         .createQueryBuilder(Comment, 'c')
         .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
-        .where({ post: { $in: postIds.map((_, i) => n(i)) } })
+        .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
         .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
-      await leftJoinAuthor(ctx.em, qb, 'u', 'c');
-      return qb.getKnexQuery().toSQL();
-    }, ctx.readFrom === 'read');
+      await leftJoinAuthor(em, qb, 'u', 'c');
+      return statementOf(qb);
+    });
+    const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
     const date = (v: string) => platform.parseDate(v) as Date;

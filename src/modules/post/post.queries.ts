@@ -1,12 +1,10 @@
 import type { EntityManager, FilterQuery, QBFilterQuery, QueryBuilder, QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
-import { numbersOut, shapeKey, StatementShapes, type CompiledStatement } from '../../core/statement-shapes';
+import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementOf, type Statement } from '../../db/statements';
 import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Post } from './post.entity';
 import type { PostView } from './post.types';
-
-const shapes = new StatementShapes();
 
 /** A post row with its author's name (null when the users' filter hid the author) and, when asked, the list total. */
 export interface PostRow {
@@ -42,7 +40,7 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
    * `u`, its columns those of PostRow, the list total as `total` when `withTotal`): it may add to
    * `qb` and wrap it. The rows it returns keep the order `orderBy`.
    */
-  statement(em: EntityManager, qb: QueryBuilder<Post>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): Promise<CompiledStatement>;
+  statement(em: EntityManager, qb: QueryBuilder<Post>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): Promise<Statement>;
   /** The projection's values of the rows its statement returned. */
   map(ctx: C, rows: PostRow[]): T[];
 }
@@ -57,7 +55,7 @@ export type PostReadContext = ReadContext & Pick<RequestContext, 'readFrom'>;
  */
 export const postViews: PostProjection<PostView, RequestContext> = {
   name: 'view',
-  statement: async (_em, qb) => qb.getKnexQuery().toSQL(),
+  statement: async (_em, qb) => statementOf(qb),
   map(ctx, rows) {
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
@@ -91,8 +89,8 @@ export type PostListReader<T> = (ctx: RequestContext, filters?: Record<string, b
  */
 export function postSource<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, filters: Record<string, boolean> = {}): ListSource<T> {
   // Wrapped: a QueryBuilder is thenable, so an async function returning one would run it.
-  const counter = async (where: FilterQuery<object>) => {
-    const qb = ctx.em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
+  const counter = async (em: EntityManager, where: FilterQuery<object>) => {
+    const qb = em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
     await qb.applyFilters(filters);
     return { qb };
   };
@@ -102,36 +100,39 @@ export function postSource<T, C extends PostReadContext>(ctx: C, projection: Pos
       // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
       // OFFSET skips), then only those rows with their authors. Joined or read whole before
       // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
-      // Built once per shape (StatementShapes): the where-object's numbers, the limit and the
-      // offset are this request's values; everything else is the shape.
-      const values: number[] = [];
-      const key = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${offset !== undefined}`;
-      const at = values.length;
-      values.push(limit, offset ?? 0);
-      const rows = await shapes.rows<PostRow>(ctx, key, values, async (n) => {
-        const em = ctx.em;
-        const w = numbersOut(where, [], n) as QBFilterQuery<Post>;
+      // Cached per shape (db/statements.ts): the where-object's numbers and the offset are this
+      // request's values, declared as parameters; the limit (a page size) is part of the shape.
+      const values: unknown[] = [];
+      const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${limit} ${offset !== undefined}`;
+      const offsetAt = values.length;
+      if (offset !== undefined) values.push(offset);
+      const em = ctx.reader();
+      const statement = await cachedStatement(em, shape, values, async (em) => {
+        const w = numbersAsParams(where) as QBFilterQuery<Post>;
         const qb = em
           .createQueryBuilder(Post, 'p')
           .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
           .orderBy(orderBy as never);
         if (offset === undefined) {
           // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
-          qb.where(w).limit(n(at));
+          qb.where(w).limit(limit);
           await qb.applyFilters(filters);
         } else {
-          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(n(at), n(at + 1));
+          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(limit);
           await ids.applyFilters(filters);
-          qb.where({ id: { $in: ids.getKnexQuery() } } as QBFilterQuery<Post>);
+          // The offset after the ids' LIMIT, as a declared parameter (the builder's offset() takes a number only).
+          const slice = statementOf(ids);
+          qb.where(`p.id in (${slice.sql} offset ?)`, [...slice.params, param(offsetAt)]);
         }
         await leftJoinAuthor(em, qb, 'u', 'p');
-        if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
+        if (withTotal) qb.addSelect((await counter(em, w)).qb.as('total'));
         return projection.statement(em, qb, orderBy, withTotal ?? false);
-      }, ctx.readFrom === 'read');
+      });
+      const rows = await runStatement<PostRow>(em, statement, { stale: ctx.readFrom === 'read' });
       return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
-      const [{ count }] = (await (await counter(where)).qb.execute('all', false)) as { count: string }[];
+      const [{ count }] = (await (await counter(ctx.em, where)).qb.execute('all', false)) as { count: string }[];
       return Number(count);
     },
   };

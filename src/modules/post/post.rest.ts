@@ -5,6 +5,7 @@ import type { JsonText } from '../../http/present';
 import { readContextOf } from '../../core/context';
 import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
+import { statementOf } from '../../db/statements';
 import { leftJoinAuthor } from './post.loaders';
 import { orderSql, postById, postSource, type PostProjection, type PostReadContext } from './post.queries';
 
@@ -45,9 +46,9 @@ const restCommentJson = jsonObjectSql('c', [
 async function commentsSql(em: EntityManager): Promise<string> {
   const qb = em.createQueryBuilder(Comment, 'c').select(raw(jsonAggSql(restCommentJson, 'c.created_at, c.id'))).where('c.post_id = p.id');
   await leftJoinAuthor(em, qb, 'cu', 'c');
-  const { sql, bindings } = qb.getKnexQuery().toSQL();
+  const { sql, params } = statementOf(qb);
   // The users' filter is `deleted_at is null`: no values. One with values would need them spliced in order.
-  if (bindings.length) throw new Error('comments JSON: a filter with bindings is not supported here');
+  if (params.length) throw new Error('comments JSON: a filter with values is not supported here');
   return sql;
 }
 
@@ -56,8 +57,8 @@ const postJsonProjection: PostProjection<JsonText & { id: number }> = {
   name: 'rest',
   async statement(em, qb, orderBy, withTotal) {
     qb.addSelect(raw(`(${await commentsSql(em)}) as comments_json`));
-    const inner = qb.getKnexQuery().toSQL();
-    return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, bindings: inner.bindings };
+    const inner = statementOf(qb);
+    return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, params: inner.params };
   },
   map: (_ctx, rows) => rows.map((r) => ({ id: r.id, json: (r as unknown as JsonText).json })),
 };

@@ -19,7 +19,7 @@ type TenantPostJson = JsonText & { tenantId: number };
 
 const jsonProjection: TenantPostProjection<TenantPostJson> = {
   name: 'rest',
-  statement: (inner) => ({ sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, bindings: inner.bindings }),
+  statement: (inner) => ({ sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, params: inner.params }),
   map: (_em, rows) => rows.map((r) => ({ tenantId: r.tenant_id, json: (r as unknown as JsonText).json })),
 };
 

@@ -1,6 +1,6 @@
 import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
-import { runPrepared, type CompiledStatement } from '../../db/prepared';
+import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
 import type { ReadBack } from '../../core/row-lock';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseInput } from '../../core/validation';
@@ -75,7 +75,7 @@ export interface TenantPostProjection<T> {
   /** Names the projection in the statement's cache key. */
   readonly name: string;
   /** The statement around the tenant posts statement (alias `t`, columns of TenantPostRow), id ascending. */
-  statement(inner: CompiledStatement): CompiledStatement;
+  statement(inner: Statement): Statement;
   map(em: EntityManager, rows: TenantPostRow[]): T[];
 }
 
@@ -96,39 +96,25 @@ const viewProjection: TenantPostProjection<TenantPostView> = {
 export const tenantPostViews: TenantPostReader<TenantPostView> = (em, lift) => readTenantPosts(em, viewProjection, lift);
 
 /**
- * What the ORM compiled for a tenant read, by what decides it: the projection, the filters lifted
- * and the `tenant` filter's parameters of the fork it was built on. Each entry is the filter's own
- * output for those parameters (condition and bound tenant alike), reused only by a request whose
- * fork carries the same ones: nothing is substituted, and a request whose parameters are new
- * builds its own. Building per request was most of GET /tenant/posts's Node CPU (0.30 against
- * 0.15 ms for the same statement behind plain Express, npm run bench).
- */
-const compiled = new Map<string, CompiledStatement>();
-const MAX_COMPILED = 10_000;
-
-/**
  * Tenant posts, id ascending (no entity hydration, no identity map), under the ORM's filters as
  * the request's fork sets them (`tenant`, with its parameters), minus `lift`; with `id`, that one
- * post only. The text is the same for every tenant (the tenant is a bound value), so it runs as
- * one named prepared statement (db/prepared.ts).
+ * post only. Cached by the one key rule (db/statements.ts): the `tenant` filter's parameters of
+ * the fork are part of the key, so each tenant's statement is the filter's own output for that
+ * tenant, and a request whose tenant is new builds its own. Building per request was most of
+ * GET /tenant/posts's Node CPU (npm run bench).
  */
 export async function readTenantPosts<T>(em: EntityManager, projection: TenantPostProjection<T>, lift: Record<string, boolean> = {}, id?: number): Promise<T[]> {
-  const key = JSON.stringify([projection.name, lift, em.getFilterParams('tenant') ?? null]);
-  let statement = id === undefined ? compiled.get(key) : undefined;
-  if (!statement) {
+  const shape = `tenant posts ${projection.name} ${JSON.stringify(lift)} ${id === undefined ? 'all' : 'by id'}`;
+  const statement = await cachedStatement(em, shape, id === undefined ? [] : [id], async (em) => {
     const qb = em
       .createQueryBuilder(TenantPost, 't')
       .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
       .orderBy({ id: 'asc' });
-    if (id !== undefined) qb.where({ id });
+    if (id !== undefined) qb.where({ id: param(0) } as never);
     await qb.applyFilters(lift);
-    statement = projection.statement(qb.getKnexQuery().toSQL());
-    if (id === undefined) {
-      if (compiled.size >= MAX_COMPILED) compiled.clear();
-      compiled.set(key, statement);
-    }
-  }
-  return projection.map(em, await runPrepared<TenantPostRow>(em, statement));
+    return projection.statement(statementOf(qb));
+  });
+  return projection.map(em, await runStatement<TenantPostRow>(em, statement));
 }
 
 /** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */

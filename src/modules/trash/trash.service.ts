@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { emit, emitWithKnex } from '../../core/events';
+import { emit } from '../../core/events';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
@@ -58,8 +58,8 @@ export class TrashService {
       if (!deleted) throw AppError.notFound(NOT_IN_TRASH);
       await emit(tx, [{ type: 'postsGone', postIds: [id] }]);
     });
-    const loaded = ctx.em.getUnitOfWork().getById<Post>(Post.name, id);
-    if (loaded) ctx.em.getUnitOfWork().unsetIdentity(loaded);
+    // The row is gone: an entity of it this request loaded earlier must not answer a later lookup.
+    ctx.em.clear();
     clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
@@ -108,13 +108,12 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
-  const knex = orm.em.getConnection().getKnex();
-  return knex.transaction(async (trx) => {
-    const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
-    if (!rows[0].locked) return null;
-    const deleted = await trx.raw(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
-    const ids = (deleted.rows as { id: number }[]).map((r) => r.id);
-    await emitWithKnex(trx, [{ type: 'postsGone', postIds: ids }]);
+  return orm.em.fork().transactional(async (em) => {
+    const [{ locked }] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
+    if (!locked) return null;
+    const deleted = await em.execute<{ id: number }[]>(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
+    const ids = deleted.map((r) => r.id);
+    await emit(em, [{ type: 'postsGone', postIds: ids }]);
     return ids.length;
   });
 }

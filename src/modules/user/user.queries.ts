@@ -1,11 +1,9 @@
-import type { FilterQuery, QBFilterQuery, QueryBuilder, QueryOrderMap } from '@mikro-orm/postgresql';
+import type { EntityManager, FilterQuery, QBFilterQuery, QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
-import { numbersOut, shapeKey, StatementShapes, type CompiledStatement } from '../../core/statement-shapes';
+import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementOf, type Statement } from '../../db/statements';
 import { User, type Role } from './user.entity';
 import type { Actor, UserView } from './user.types';
-
-const shapes = new StatementShapes();
 
 /** A user row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
 export interface UserRow {
@@ -23,15 +21,15 @@ export interface UserRow {
 export interface UserProjection<T> {
   /** Names the projection in the statement's cache key. */
   readonly name: string;
-  /** The statement around the users statement `qb` (alias `u`, columns of UserRow), rows in the order `orderBy`. */
-  statement(qb: QueryBuilder<User>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): CompiledStatement;
+  /** The statement around the users statement `inner` (columns of UserRow), rows in the order `orderBy`. */
+  statement(inner: Statement, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): Statement;
   map(ctx: ReadContext, rows: UserRow[]): T[];
 }
 
 /** Users as plain views, not entities. */
 export const userViews: UserProjection<UserView> = {
   name: 'view',
-  statement: (qb) => qb.getKnexQuery().toSQL(),
+  statement: (inner) => inner,
   map(ctx, rows) {
     const platform = ctx.reader().getPlatform();
     const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
@@ -50,36 +48,41 @@ export const userViewSource: UserListReader<UserView> = (ctx) => userSource(ctx,
 /**
  * Users read as `projection`, in one statement per slice: the users under the ORM's filters
  * (softDelete: active users only) and, for the page format, their total as a subquery under the
- * same filters. Built by the ORM once per shape (core/statement-shapes.ts).
+ * same filters. Built by the ORM once per shape (db/statements.ts).
  */
 export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSource<T> {
-  const counter = async (where: FilterQuery<object>) => {
-    const qb = ctx.em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
+  const counter = async (em: EntityManager, where: FilterQuery<object>) => {
+    const qb = em.createQueryBuilder(User, 'c').count().where(where as QBFilterQuery<User>);
     await qb.applyFilters();
     return { qb };
   };
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
-      const values: number[] = [];
-      const key = `users ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${withTotal ?? false} ${offset !== undefined}`;
-      const at = values.length;
-      values.push(limit, offset ?? 0);
-      const rows = await shapes.rows<UserRow>(ctx, key, values, async (n) => {
-        const w = numbersOut(where, [], n) as QBFilterQuery<User>;
-        const qb = ctx.em
+      const values: unknown[] = [];
+      const shape = `users ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${withTotal ?? false} ${limit} ${offset !== undefined}`;
+      const offsetAt = values.length;
+      if (offset !== undefined) values.push(offset);
+      const em = ctx.reader();
+      const statement = await cachedStatement(em, shape, values, async (em) => {
+        const w = numbersAsParams(where) as QBFilterQuery<User>;
+        const qb = em
           .createQueryBuilder(User, 'u')
           .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt'])
           .where(w)
           .orderBy(orderBy as never)
-          .limit(n(at), offset === undefined ? undefined : n(at + 1));
+          .limit(limit);
         await qb.applyFilters();
-        if (withTotal) qb.addSelect((await counter(w)).qb.as('total'));
-        return projection.statement(qb, orderBy, withTotal ?? false);
+        if (withTotal) qb.addSelect((await counter(em, w)).qb.as('total'));
+        const users = statementOf(qb);
+        // The offset after the LIMIT, as a declared parameter (the builder's offset() takes a number only).
+        const inner = offset === undefined ? users : { sql: `${users.sql} offset ?`, params: [...users.params, param(offsetAt)] };
+        return projection.statement(inner, orderBy, withTotal ?? false);
       });
+      const rows = await runStatement<UserRow>(em, statement);
       return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
-      const [{ count }] = (await (await counter(where)).qb.execute('all', false)) as { count: string }[];
+      const [{ count }] = (await (await counter(ctx.em, where)).qb.execute('all', false)) as { count: string }[];
       return Number(count);
     },
   };
@@ -94,20 +97,22 @@ export async function userById<T>(ctx: ReadContext, projection: UserProjection<T
 /**
  * The bearer token's user (auth.tokens.ts) as a value: the row under the users' filters
  * (softDelete: an active user only), read by a statement the ORM built once
- * (core/statement-shapes.ts). Not a managed entity: nothing changes the caller through it (a
+ * (db/statements.ts). Not a managed entity: nothing changes the caller through it (a
  * change of a user goes through its own read, under a row lock), and hydrating one into the
  * request's identity map was the largest Node cost of an authenticated read after the SQL
  * (npm run bench, GET /admin/users). The password hash is not read.
  */
 export async function actorById(ctx: ReadContext, id: number): Promise<Actor | null> {
-  const [row] = await shapes.rows<UserRow & { token_version: number }>(ctx, '["actor-by-id"]', [id], async (n) => {
-    const qb = ctx.em
+  const em = ctx.reader();
+  const statement = await cachedStatement(em, 'actor by id', [id], async (em) => {
+    const qb = em
       .createQueryBuilder(User, 'u')
       .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
-      .where({ id: n(0) });
+      .where({ id: param(0) } as never);
     await qb.applyFilters();
-    return qb.getKnexQuery().toSQL();
+    return statementOf(qb);
   });
+  const [row] = await runStatement<UserRow & { token_version: number }>(em, statement);
   if (!row) return null;
   const platform = ctx.reader().getPlatform();
   const date = (v: string) => platform.parseDate(v) as Date;

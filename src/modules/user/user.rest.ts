@@ -25,10 +25,10 @@ function orderDirection(orderBy: unknown): string {
 
 const userJsonProjection: UserProjection<JsonText & { id: number }> = {
   name: 'rest',
-  statement(qb, orderBy, withTotal) {
-    const inner = qb.getKnexQuery().toSQL();
-    return { sql: `select x.id, ${USER_JSON}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by x.id${orderDirection(orderBy)}`, bindings: inner.bindings };
-  },
+  statement: (inner, orderBy, withTotal) => ({
+    sql: `select x.id, ${USER_JSON}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by x.id${orderDirection(orderBy)}`,
+    params: inner.params,
+  }),
   map: (_ctx, rows) => rows.map((r) => ({ id: r.id, json: (r as unknown as JsonText).json })),
 };
 
