@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { entities } from './src/db/entities';
+import { StatementLog } from './src/db/statement-log';
 
 export interface OrmOptions {
   clientUrl: string;
@@ -68,5 +69,7 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     debug: onQuery ? (inlineParams ? ['query', 'query-params'] : ['query']) : false,
     colors: false,
     logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
+    // Also counts every statement per pool (db/replicas.ts, /metrics).
+    loggerFactory: (options) => new StatementLog(options),
   });
 }

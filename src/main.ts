@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   try {
     orm = await initOrm({
       clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
-      onDriverWarning: (message) => log.warn({ source: 'knex' }, message),
+      onDriverWarning: (message) => log.warn({ source: 'database driver' }, message),
       // A cluster's primary measures the replicas for every worker (src/cluster.ts).
       replicaStatus: cluster.isWorker ? 'told' : 'measure',
     });

@@ -1,108 +1,137 @@
 import { startTestApp, type TestApp } from './support/harness';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
-import { numbersOut, shapeKey, StatementShapes } from '../src/core/statement-shapes';
-import { runPrepared } from '../src/db/prepared';
+import { freshTenant, seedTenantPosts } from './support/tenants';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { closeOrm, initOrm } from '../src/db/orm';
+import { cachedStatement, numbersAsParams, param, Param, runStatement, shapeKey, statementKey, statementOf } from '../src/db/statements';
+import { requestFork } from '../src/core/context';
 import { Post } from '../src/modules/post/post.entity';
+import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
+import { readTenantPosts, tenantPostViews } from '../src/modules/tenant-post/tenant-post.service';
 
-/** Hot reads are built once per shape and replayed with each call's numbers (core/statement-shapes.ts). */
+/**
+ * The one way the service runs its own statements and the one cache of compiled statements
+ * (src/db/statements.ts): a builder declares each request value as a parameter where it goes;
+ * a statement's key is its shape plus the parameters of every ORM filter of the EntityManager it
+ * is built on, so a filter's per-request value (the tenant) is never replayed to another request.
+ */
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
 });
 afterAll(() => app.close());
 
-it('builds a shape once, then replays it with other numbers and gets their rows', async () => {
+/** Ids of posts by `author` (a declared parameter), `published` a constant of the shape, `limit` named by the shape. */
+function byAuthor(em: EntityManager, builds: { n: number }, shape: string, author: number, limit: number) {
+  return cachedStatement(em, `${shape} ${limit}`, [author], async (em) => {
+    builds.n++;
+    const qb = em.createQueryBuilder(Post, 'p').select('p.id').where({ user: param(0), published: false } as never).orderBy({ id: 'asc' }).limit(limit);
+    await qb.applyFilters();
+    return statementOf(qb);
+  });
+}
+
+it('builds a shape once, then runs it with other values and gets their rows; constants stay part of the shape', async () => {
   const { user: a } = await buildUser(app);
   const { user: b } = await buildUser(app);
   const [pa1, pa2] = [await buildPost(app, a), await buildPost(app, a)];
   const pb = await buildPost(app, b);
-  const shapes = new StatementShapes();
-  let builds = 0;
+  await buildPost(app, a, { published: true });
   const em = app.orm.em.fork();
-  const byAuthor = (author: number, limit: number) => {
-    const values: number[] = [];
-    const where = { user: author, published: false };
-    const key = JSON.stringify(numbersOut(where, values, () => '#'));
-    values.push(limit);
-    return shapes.rows<{ id: number }>({ em, reader: () => em }, key, values, async (n) => {
-      builds++;
-      const qb = em.createQueryBuilder(Post, 'p').select('p.id').where(numbersOut(where, [], n) as never).orderBy({ id: 'asc' }).limit(n(1));
-      await qb.applyFilters();
-      return qb.getKnexQuery().toSQL();
-    });
-  };
-  expect((await byAuthor(a.id, 10)).map((r) => r.id)).toEqual([pa1.id, pa2.id]);
-  expect((await byAuthor(b.id, 10)).map((r) => r.id)).toEqual([pb.id]);
-  expect((await byAuthor(a.id, 1)).map((r) => r.id)).toEqual([pa1.id]);
-  expect(builds).toBe(1);
-  // Constants stay part of the shape: `published: false` was not taken for a number.
-  expect((await byAuthor(a.id, 10)).length).toBe(2);
+  const builds = { n: 0 };
+  const ids = async (author: number, limit = 10) => (await runStatement<{ id: number }>(em, await byAuthor(em, builds, `by-author-${a.id}`, author, limit))).map((r) => r.id);
+  expect(await ids(a.id)).toEqual([pa1.id, pa2.id]);
+  expect(await ids(b.id)).toEqual([pb.id]);
+  expect(builds.n).toBe(1);
+  // The limit is named by the shape: another limit is another statement.
+  expect(await ids(a.id, 1)).toEqual([pa1.id]);
+  expect(builds.n).toBe(2);
 });
 
-it('shapeKey takes the numbers in the order numbersOut does (a shape built with one is replayed with the other), writing them #', () => {
+it('a declared parameter is bound from the values; the built statement keeps the others as they were built', async () => {
+  const em = app.orm.em.fork();
+  const statement = await byAuthor(em, { n: 0 }, 'declared', 424242, 7);
+  // The author is the request's value, false and 7 were the builder's (the ORM binds every value).
+  expect(statement.params).toEqual(expect.arrayContaining([424242, false, 7]));
+  expect(statement.params.some((p) => p instanceof Param)).toBe(false);
+  expect(statement.sql).not.toMatch(/\$\d/);
+  await expect(cachedStatement(em, 'needs a value', [], async () => ({ sql: 'select ?::int', params: [param(0)] }))).rejects.toThrow('no value for parameter 0');
+});
+
+it('shapeKey takes the numbers in the order numbersAsParams declares them, writing them #', () => {
   const where = { $and: [{ user: 7, deletedAt: null }, { id: { $lt: 42 } }], published: true, n: [3, { x: 9 }] };
-  const a: number[] = [];
-  const b: number[] = [];
-  const key = shapeKey(where, a);
-  numbersOut(where, b, () => '#');
-  expect(a).toEqual(b);
-  expect(key).toBe('{"$and":[{"user":#,"deletedAt":null},{"id":{"$lt":#}}],"published":true,"n":[#,{"x":#}]}');
+  const values: unknown[] = [];
+  expect(shapeKey(where, values)).toBe('{"$and":[{"user":#,"deletedAt":null},{"id":{"$lt":#}}],"published":true,"n":[#,{"x":#}]}');
+  expect(values).toEqual([7, 42, 3, 9]);
+  expect(numbersAsParams(where)).toEqual({ $and: [{ user: param(0), deletedAt: null }, { id: { $lt: param(1) } }], published: true, n: [param(2), { x: param(3) }] });
   // A string "#" is not a number's place.
   expect(shapeKey({ user: '#' }, [])).not.toBe(shapeKey({ user: 1 }, []));
 });
 
-it('numbersOut moves every number, at any depth, and keeps everything else', () => {
-  const values: number[] = [];
-  const out = numbersOut({ $and: [{ user: 7, deletedAt: null }, { id: { $lt: 42 } }], published: true }, values, (i) => `#${i}`);
-  expect(values).toEqual([7, 42]);
-  expect(out).toEqual({ $and: [{ user: '#0', deletedAt: null }, { id: { $lt: '#1' } }], published: true });
+describe('the key rule: a filter parameter is never replayed across requests', () => {
+  it('the key of a shape carries the filter parameters of the EntityManager (none, tenant A, tenant B)', () => {
+    const none = statementKey(app.orm.em.fork(), 'shape');
+    const a = statementKey(requestFork(app.orm, 1), 'shape');
+    const b = statementKey(requestFork(app.orm, 2), 'shape');
+    expect(new Set([none, a, b]).size).toBe(3);
+    expect(statementKey(requestFork(app.orm, 1), 'shape')).toBe(a);
+  });
+
+  it('one shape read by alternating tenants: each request gets its own tenant\'s rows and its own tenant bound', async () => {
+    const A = freshTenant();
+    const B = freshTenant();
+    const [a] = await seedTenantPosts(app, A, 1);
+    const [b] = await seedTenantPosts(app, B, 1);
+    let builds = 0;
+    const read = async (tenant: number) => {
+      const em = requestFork(app.orm, tenant);
+      const statement = await cachedStatement(em, 'tenant replay test', [], async (em) => {
+        builds++;
+        const qb = em.createQueryBuilder(TenantPost, 't').select(['t.id', 't.tenantId']).orderBy({ id: 'asc' });
+        await qb.applyFilters();
+        return statementOf(qb);
+      });
+      expect(statement.params).toEqual([tenant]);
+      return runStatement<{ id: number; tenant_id: number }>(em, statement);
+    };
+    for (let round = 0; round < 3; round++) {
+      expect(await read(A)).toEqual([{ id: a.id, tenant_id: A }]);
+      expect(await read(B)).toEqual([{ id: b.id, tenant_id: B }]);
+    }
+    // Built once per tenant, then reused only by forks carrying that tenant.
+    expect(builds).toBe(2);
+  });
+
+  it('the tenant posts read (its cached statements) answers each fork with its own tenant only, in any order', async () => {
+    const tenants = [freshTenant(), freshTenant(), freshTenant()];
+    const seeded = new Map<number, number[]>();
+    for (const t of tenants) seeded.set(t, (await seedTenantPosts(app, t, 2)).map((p) => p.id));
+    for (const order of [tenants, [...tenants].reverse(), [tenants[1], tenants[0], tenants[2], tenants[1]]]) {
+      for (const t of order) {
+        const em = requestFork(app.orm, t);
+        const rows = await readTenantPosts(em, { name: 'replay', statement: (s) => s, map: (_em, r) => r });
+        expect(rows.map((r) => [r.id, r.tenant_id])).toEqual(seeded.get(t)!.map((id) => [id, t]));
+        expect((await tenantPostViews(em)).every((p) => p.tenantId === t)).toBe(true);
+      }
+    }
+  });
 });
 
-/** Four calls of one shape on `em`, then the named statements of the session `ask` runs in. */
-async function preparedAfterFourCalls(em: EntityManager, postId: number, ask: (sql: string) => Promise<unknown[]>) {
-  const shapes = new StatementShapes();
-  let sql = '';
-  const byId = (id: number) =>
-    shapes.rows<{ id: number }>({ em, reader: () => em }, 'by-id', [id], async (n) => {
-      const qb = em.createQueryBuilder(Post, 'p').select('p.id').where({ id: n(0) });
-      await qb.applyFilters();
-      return (sql = qb.getKnexQuery().toSQL().toNative().sql), qb.getKnexQuery().toSQL();
-    });
-  for (const id of [postId, postId + 1_000_000, postId]) await byId(id);
-  expect((await byId(postId)).map((r) => r.id)).toEqual([postId]);
-  const prepared = await ask(`select name, statement, generic_plans + custom_plans as runs from pg_prepared_statements where not from_sql and statement not like '%pg_prepared_statements%'`);
-  return { prepared, sql };
-}
-
-it('outside a transaction, runs a shape as one named prepared statement on the statement pool, reused by later calls', async () => {
+it('runs in the EntityManager\'s transaction: a statement there sees the transaction\'s uncommitted row', async () => {
   const { user } = await buildUser(app);
   const post = await buildPost(app, user);
-  // One connection, so the session that prepared the statement is the one asked about it.
-  const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 1 });
-  try {
-    const em = orm.em.fork();
-    // Asked through the same pool (db/prepared.ts), hence the same session.
-    const { prepared, sql } = await preparedAfterFourCalls(em, post.id, (q) => runPrepared(em, { sql: q, bindings: [] }));
-    // Prepared once (PostgreSQL's own placeholders), then only executed: four runs of one statement.
-    expect(prepared).toEqual([{ name: expect.stringMatching(/^s_[0-9a-f]{24}$/), statement: sql, runs: '4' }]);
-  } finally {
-    await closeOrm(orm);
-  }
+  await app.orm.em.fork().transactional(async (tx) => {
+    await tx.execute('update posts set title = ? where id = ?', ['inside the transaction', post.id]);
+    const [row] = await runStatement<{ title: string }>(tx, { sql: 'select title from posts where id = ?', params: [post.id] });
+    expect(row.title).toBe('inside the transaction');
+    throw Object.assign(new Error('roll back'), { rollback: true });
+  }).catch((err) => {
+    if (!(err as { rollback?: boolean }).rollback) throw err;
+  });
+  const [row] = await runStatement<{ title: string }>(app.orm.em.fork(), { sql: 'select title from posts where id = ?', params: [post.id] });
+  expect(row.title).not.toBe('inside the transaction');
 });
 
-it('inside a transaction, runs it there as a named prepared statement too (knex passes Raw.options() to pg)', async () => {
-  const { user } = await buildUser(app);
-  const post = await buildPost(app, user);
-  const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 2 });
-  try {
-    await orm.em.fork().transactional(async (tx) => {
-      const { prepared, sql } = await preparedAfterFourCalls(tx, post.id, (q) => tx.execute(q));
-      expect(prepared).toEqual([{ name: expect.stringMatching(/^s_[0-9a-f]{24}$/), statement: sql, runs: '4' }]);
-    });
-  } finally {
-    await closeOrm(orm);
-  }
+it('a driver error comes back as the ORM\'s exception', async () => {
+  await expect(runStatement(app.orm.em.fork(), { sql: 'select * from no_such_table', params: [] })).rejects.toMatchObject({ name: 'TableNotFoundException' });
 });

@@ -12,10 +12,10 @@ export interface RequestContext {
   /** The request's own fork, made on first use (http/request-context.ts). */
   readonly em: EntityManager;
   /**
-   * Where a statement shape (core/statement-shapes.ts) runs: the request's fork once it exists,
-   * else the ORM's root EntityManager (`global`), used only for its connection. It carries no
-   * filter parameters, so nothing whose filters take a value per request reads through it (tenant
-   * posts read through `em`). Forking per request was a tenth of the Node CPU of a small read
+   * Where a hot read runs (db/statements.ts): the request's fork once it exists, else the ORM's
+   * root EntityManager (`global`), which carries no filter parameters (the cached statement's key
+   * says so), so nothing whose filters take a value per request reads through it (tenant posts
+   * read through `em`). Forking per request was a tenth of the Node CPU of a small read
    * (GET /posts/:id).
    */
   reader(): EntityManager;
@@ -39,8 +39,11 @@ export interface RequestContext {
   logFields?: Record<string, unknown>;
 }
 
-/** What a statement shape needs of a request (core/statement-shapes.ts). */
+/** What a hot read needs of a request (db/statements.ts). */
 export type ReadContext = Pick<RequestContext, 'em' | 'reader'>;
+
+/** A ReadContext over `em` alone (a write's transaction: what is read through it sees the write). */
+export const readContextOf = (em: EntityManager): ReadContext => ({ em, reader: () => em });
 
 /** What the `tenant` ORM filter reads (TenantPost): set on the request's fork, copied to its forks. */
 export interface TenantFilterParams {

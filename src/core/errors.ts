@@ -85,8 +85,9 @@ const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006',
 ]);
-const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
-// What pg and knex say when the server went away; their errors carry no code. knex's "Transaction
+// The pool's acquire timeout is recognised by its message ("Timeout acquiring a connection").
+const CONNECTION_NAMES = new Set(['ConnectionException']);
+// What pg and the ORM's driver say when the server went away; their errors carry no code. "Transaction
 // query already complete" is MikroORM's ROLLBACK on a transaction whose own BEGIN/COMMIT/ROLLBACK
 // already failed, which only a lost connection does (a failed statement inside leaves it open);
 // it replaces the original error, so it is recognised by itself.

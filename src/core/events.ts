@@ -53,11 +53,6 @@ export async function emit(em: EntityManager, events: LiveEvent[]): Promise<void
   for (const p of payloads(events)) await em.execute('select pg_notify(?, ?)', [EVENTS_CHANNEL, p]);
 }
 
-/** Same, for code that writes with knex directly (the retention job). */
-export async function emitWithKnex(trx: { raw(sql: string, params: unknown[]): Promise<unknown> }, events: LiveEvent[]): Promise<void> {
-  for (const p of payloads(events)) await trx.raw('select pg_notify(?, ?)', [EVENTS_CHANNEL, p]);
-}
-
 /**
  * Flushes the unit of work and emits in one transaction. `events` runs after the flush, so it
  * can name ids the flush assigned. Inside a caller's transaction the caller's commit decides.

@@ -1,13 +1,14 @@
 /**
- * REST answers built by PostgreSQL (CONTRACT 4: snake_case keys, ISO-8601 UTC timestamps): a read
- * that only serves REST selects its rows' JSON text, which the adapter writes as it is, instead
- * of rows that Node turns into objects, dates, snake_cased copies and JSON again.
+ * REST answers built by PostgreSQL (snake_case keys, ISO-8601 UTC timestamps): a route selects
+ * its rows' JSON text, which the adapter writes as it is, instead of rows that Node turns into
+ * objects, dates, snake_cased copies and JSON again. Each resource's answer is declared once
+ * (its module's *.rest.ts) and read by every route that returns it, writes included.
  *
- * The text must be byte for byte what the presenters' objects give through JSON.stringify (the
- * answers of writes and restores): the same key order, no spaces (json_build_object writes
- * `{"id" : 1, ...}`), strings escaped alike, null as null, timestamps as Date#toJSON writes them.
- * So each object is concatenated from its parts here, declared as a list of keys with their
- * types, never written by hand. test/rest-json.test.ts compares both builders over HTTP.
+ * The text is what JSON.stringify writes for the same values: the same key order, no spaces
+ * (json_build_object writes `{"id" : 1, ...}`), strings escaped alike, null as null, timestamps
+ * as Date#toJSON writes them. So each object is concatenated from its parts here, declared as a
+ * list of keys with their types, never written by hand. test/json-sql.test.ts compares it with
+ * JSON.stringify value by value.
  */
 
 /** ISO-8601 UTC with milliseconds, exactly as Date.prototype.toJSON writes it; null stays null. */

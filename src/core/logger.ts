@@ -82,7 +82,7 @@ export function wantsPrettyLogs(env: string, isTty = Boolean(process.stdout.isTT
 
 /**
  * How errors reach a log line. Database errors carry the failed statement with its values
- * inlined (knex prefixes it to the message, MikroORM appends PostgreSQL's `detail`, which
+ * inlined (the driver prefixes it to the message, MikroORM appends PostgreSQL's `detail`, which
  * quotes the offending row, and the stack repeats both), so a failed insert of a mail or an
  * update of a password would put a reset secret or a bcrypt hash in the logs. They are logged
  * from a whitelist instead; every other error keeps pino's usual message and stack.
@@ -104,12 +104,12 @@ type ErrorRecord = Error & Record<string, unknown>;
 function isDatabaseError(e: ErrorRecord): boolean {
   return (
     e instanceof DriverException ||
-    // pg's DatabaseError, before MikroORM converts it (raw knex or pg use).
+    // pg's DatabaseError, before MikroORM converts it.
     (typeof e.severity === 'string' && typeof e.code === 'string') ||
-    // knex adds the statement and its bindings to timeout errors.
+    // The driver adds the statement and its values to timeout errors, the pool's included.
     'sql' in e ||
     'bindings' in e ||
-    e.name === 'KnexTimeoutError'
+    /Timeout acquiring a connection/i.test(String(e.message))
   );
 }
 
@@ -140,7 +140,7 @@ function typeName(e: Error): string {
 }
 
 /**
- * PostgreSQL's own message. knex builds `<statement> - <message>`: the last " - " is at or after
+ * PostgreSQL's own message. The driver builds `<statement> - <message>`: the last " - " is at or after
  * that boundary, so what follows it never contains the statement. Values PostgreSQL itself
  * quotes (`invalid input syntax for type integer: "..."`) are masked; identifiers the error
  * names in its own fields (constraint, table, column) stay readable.

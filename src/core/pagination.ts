@@ -1,4 +1,4 @@
-import type { EntityManager, EntityName, FilterQuery, FindOptions, QueryOrderMap } from '@mikro-orm/postgresql';
+import type { FilterQuery, QueryOrderMap } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { AppError } from './errors';
 import { parseInput, positiveIntString, MAX_INT32 } from './validation';
@@ -114,28 +114,13 @@ export interface SliceOptions {
 }
 
 /**
- * Where a list reads its rows. The default reads entities through the ORM; a hot list can bring
- * a source of plain views instead (e.g. posts with their authors and the total in one statement).
- * Either way the ORM's filters decide what is visible.
+ * Where a list reads its rows: plain views (e.g. posts with their authors and the total in one
+ * statement) or their REST answers, under the ORM's filters, which decide what is visible.
  */
 export interface ListSource<T> {
   /** `total` is null when the source did not count (not asked, or it counts alongside rows and there were none). */
   slice(where: FilterQuery<object>, opts: SliceOptions): Promise<{ rows: T[]; total: number | null }>;
   count(where: FilterQuery<object>): Promise<number>;
-}
-
-/** Entities through em.find / em.count, with this list's filter switches (e.g. `{ softDelete: false }`). */
-export function entitySource<T extends object>(em: EntityManager, entity: EntityName<T>, filters?: FindOptions<T>['filters']): ListSource<T> {
-  const count = (where: FilterQuery<object>) => em.count(entity, where as FilterQuery<T>, { filters });
-  return {
-    async slice(where, { orderBy, limit, offset, withTotal }) {
-      const find = em.find(entity, where as FilterQuery<T>, { filters, orderBy, limit, offset } as FindOptions<T>);
-      if (!withTotal) return { rows: await find, total: null };
-      const [total, rows] = await Promise.all([count(where), find]);
-      return { rows, total };
-    },
-    count,
-  };
 }
 
 export interface PaginateOptions {
@@ -224,9 +209,4 @@ export async function paginate<T extends { id: number }>(
     perPage,
     path: opts.path ?? '',
   };
-}
-
-/** Maps the records of any list result, keeping its pagination fields. */
-export function mapList<T, U>(result: ListResult<T>, fn: (item: T) => U): ListResult<U> {
-  return { ...result, data: result.data.map(fn) } as ListResult<U>;
 }

@@ -30,3 +30,12 @@ export function changeUnderRowLock<T extends object, R>(
     return decide(row, tx);
   });
 }
+
+/**
+ * How the caller of a write wants the written row back: called in the write's transaction, after
+ * its flush, with that transaction (so a read through it sees the row as the write left it) and
+ * the row; or, for a write whose row nothing else changes (a new comment, a new tenant post),
+ * right after its commit with the request's EntityManager. A surface chooses its own answer this way, and the service stays format-free: GraphQL
+ * presents the entity, REST reads its JSON back by id through the builder its reads use.
+ */
+export type ReadBack<E, T> = (tx: EntityManager, row: E) => T | Promise<T>;

@@ -60,7 +60,7 @@ export function startTelemetry(o: { serviceName: string | undefined; sdkLogLevel
           span.setAttribute('db.system', 'postgresql');
           const text = typeof info.query.text === 'string' ? info.query.text : '';
           span.setAttribute('db.query.text', sanitizeSql(text));
-          // A prepared statement's name is a digest (db/prepared.ts): the span is named by its command instead.
+          // A named prepared statement's name says nothing to a reader: the span is named by its command instead.
           if (info.query.name) {
             span.setAttribute('db.query.name', info.query.name);
             span.updateName(`pg.query:${/^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? 'QUERY'}${info.connection.database ? ` ${info.connection.database}` : ''}`);
@@ -152,7 +152,7 @@ function identCode(c: number): boolean {
 }
 const isDigitCode = (c: number) => c >= 48 && c <= 57;
 
-/** Recent statements' sanitized texts: prepared statements repeat the same text (db/prepared.ts). */
+/** Recent statements' sanitized texts: statements without values written in (the ORM's BEGIN, COMMIT, fixed reads) repeat. */
 const sanitized = new Map<string, string>();
 const SANITIZED_MAX = 500;
 

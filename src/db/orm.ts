@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
-import { endStatementPool } from './prepared';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
@@ -17,10 +16,9 @@ export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; 
   return orm;
 }
 
-/** Stops what runs beside the ORM (the replicas' probes, the statement pool: db/prepared.ts), then closes it. */
+/** Stops what runs beside the ORM (the replicas' probes), then closes it. */
 export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
   await stopReadRouting(orm);
-  await endStatementPool(orm);
   await orm.close(force);
 }
 
@@ -38,12 +36,12 @@ function migrationFiles(): string[] {
  * for the life of the process, and V8 lets the old generation grow to a multiple of what stays alive.
  */
 export async function migrate(orm: MikroORM): Promise<void> {
-  const knex = orm.em.getConnection().getKnex();
+  const em = orm.em.fork();
   const options = orm.config.get('migrations');
   const table = options.tableName ?? 'mikro_orm_migrations';
-  const found = await knex.raw('select to_regclass(?) as t', [table]);
-  if (found.rows[0].t) {
-    const applied = new Set((await knex.raw('select name from ??', [table])).rows.map((r: { name: string }) => r.name));
+  const [found] = await em.execute<{ t: string | null }[]>('select to_regclass(?) as t', [table]);
+  if (found.t) {
+    const applied = new Set((await em.execute<{ name: string }[]>('select name from ??', [table])).map((r) => r.name));
     if (migrationFiles().every((name) => applied.has(name))) return;
   }
   // Required from here and registered, not left to MikroORM: it would resolve the package from the
@@ -54,8 +52,9 @@ export async function migrate(orm: MikroORM): Promise<void> {
   const { migrationsList } = require('./migrations') as typeof import('./migrations');
   Migrator.register(orm);
   orm.config.set('migrations', { ...options, migrationsList });
-  await knex.transaction(async (trx) => {
-    await trx.raw('select pg_advisory_xact_lock(?)', [4711_0001]);
+  // The lock is held by this transaction while the migrator runs its own.
+  await em.transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(?)', [4711_0001]);
     await orm.getMigrator().up();
   });
 }

@@ -1,6 +1,7 @@
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM, AbstractSqlConnection } from '@mikro-orm/postgresql';
 import { isConnectionError } from '../core/errors';
+import { StatementLog } from './statement-log';
 
 /**
  * Which pool a read goes to: the primary, or a replica that is up and caught up (CONTRACT 15).
@@ -9,7 +10,7 @@ import { isConnectionError } from '../core/errors';
  * connection, one of them at random, through `em.getConnection('read')`. This module only decides
  * whether to take it:
  * - Only a read that says it may be stale asks for one: `readStale(em, run)`, called by the hot
- *   statements (db/prepared.ts) when the request's context says so (`ctx.readFrom = 'read'`:
+ *   statements (db/statements.ts) when the request's context says so (`ctx.readFrom = 'read'`:
  *   anonymous post lists and details). MikroORM's own reads stay on the primary
  *   (`preferReadReplicas: false`), so every other read, every write and all work outside a
  *   request (jobs) use the primary.
@@ -244,7 +245,9 @@ export class ReadRouting {
       this.monitor = new ReplicaMonitor({ primaryUrl: orm.config.get('clientUrl')!, replicas, maxLagMs, applicationName: applicationName && `${applicationName}:probes` });
       this.monitor.onChange((states) => this.apply(states));
     }
-    orm.em.getConnection('write').getKnex().on('query', () => this.emit('primary'));
+    const log = orm.config.getLogger();
+    if (!(log instanceof StatementLog)) throw new Error('the ORM must log through StatementLog (mikro-orm.config.ts loggerFactory) for its statements to be counted');
+    log.onStatement((pool) => this.emit(pool));
   }
 
   /**
@@ -256,8 +259,6 @@ export class ReadRouting {
   async read<T>(em: EntityManager, run: (conn: AbstractSqlConnection, target: ReadTarget) => Promise<T>): Promise<T> {
     const replica = this.replicaOf(em.getConnection('read'));
     if (!replica?.inUse) return run(em.getConnection('write'), PRIMARY);
-    // Counted here rather than from the replica's knex events: only the requests' reads go there.
-    this.emit(replica.name);
     try {
       return await run(replica.conn!, replica.target);
     } catch (err) {
@@ -297,11 +298,6 @@ export class ReadRouting {
    */
   onQuery(listener: (pool: string) => void): void {
     this.listeners.push(listener);
-  }
-
-  /** One statement sent to `pool` outside knex (db/prepared.ts). */
-  count(pool: string): void {
-    this.emit(pool);
   }
 
   private emit(pool: string): void {
@@ -352,11 +348,6 @@ export function readStale<T>(em: EntityManager, run: (conn: AbstractSqlConnectio
   const routing = routingsByDriver.get(em.getDriver());
   if (!routing?.replicas.length || em.getTransactionContext()) return run(em.getConnection('write'), PRIMARY);
   return routing.read(em, run);
-}
-
-/** Counts a statement sent to `pool` by a path knex does not see (db/prepared.ts's own pool). */
-export function countStatement(em: EntityManager, pool: string): void {
-  routingsByDriver.get(em.getDriver())?.count(pool);
 }
 
 /** The routing installed on `orm` by installReadRouting (db/orm.ts does it for every ORM with replicas). */

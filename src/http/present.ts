@@ -26,11 +26,16 @@ export function snake(value: unknown): unknown {
   return value;
 }
 
+/** A record's REST answer as JSON text, built by PostgreSQL (each module's *.rest.ts). */
+export interface JsonText {
+  json: string;
+}
+
 /**
- * A list whose records are already REST JSON text (built by PostgreSQL, post.queries.ts): the
+ * A list whose records are already REST JSON text (built by PostgreSQL, JsonText): the
  * records are spliced in as they are and only the pagination keys are serialised here.
  */
-export function jsonListText(result: ListResult<{ json: string }>): string {
+export function jsonListText(result: ListResult<JsonText>): string {
   const { data, ...keys } = result;
   const rest = JSON.stringify(keys);
   let body = '{"data":[';

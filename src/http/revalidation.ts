@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { runPrepared } from '../db/prepared';
+import { runStatement } from '../db/statements';
 import { matches } from './caching';
 
 /** The version of what public pages show: migration PageVersions keeps it (one statement on 16 rows). */
@@ -33,7 +33,7 @@ export class Revalidation {
 
   /** The current version (a decimal string). */
   async version(): Promise<string> {
-    const [row] = await runPrepared<{ v: string | null }>(this.orm.em, { sql: VERSION_SQL, bindings: [] });
+    const [row] = await runStatement<{ v: string | null }>(this.orm.em, { sql: VERSION_SQL, params: [] });
     return row?.v ?? '0';
   }
 

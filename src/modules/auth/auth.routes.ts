@@ -1,9 +1,14 @@
-import { reply, type RouteDef } from '../../http/routes';
-import { snake } from '../../http/present';
+import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { AppError } from '../../core/errors';
+import type { RequestContext } from '../../core/context';
 import type { Services } from '../services';
-import { presentUser } from '../user/user.types';
-import { presentAuth } from './auth.types';
+import { userJson, writtenUserJson } from '../user/user.rest';
+import type { AuthResult } from './auth.service';
+
+/** The auth payload: the user's REST answer (user.rest.ts, read back after the write) and the token. */
+async function authJson(ctx: RequestContext, result: AuthResult): Promise<string> {
+  return `{"user":${await writtenUserJson(ctx.em, result.user)},"token":${JSON.stringify(result.token)}}`;
+}
 
 export function authRoutes(services: Services): RouteDef[] {
   const auth = services.auth;
@@ -11,12 +16,12 @@ export function authRoutes(services: Services): RouteDef[] {
     {
       method: 'post',
       path: '/auth/register',
-      handler: async (req, ctx) => reply(snake(presentAuth(await auth.register(ctx, req.body))), 201),
+      handler: async (req, ctx) => replyJson(await authJson(ctx, await auth.register(ctx, req.body)), 201),
     },
     {
       method: 'post',
       path: '/auth/login',
-      handler: async (req, ctx) => reply(snake(presentAuth(await auth.login(ctx, req.body)))),
+      handler: async (req, ctx) => replyJson(await authJson(ctx, await auth.login(ctx, req.body))),
     },
     {
       method: 'post',
@@ -43,8 +48,10 @@ export function authRoutes(services: Services): RouteDef[] {
       path: '/auth/me',
       handler: async (_req, ctx) => {
         const user = await auth.me(ctx);
-        if (!user) throw AppError.unauthenticated();
-        return reply(snake(presentUser(user)));
+        // Null too when the user was deleted since the token's check.
+        const json = user && (await userJson(ctx, user.id));
+        if (!json) throw AppError.unauthenticated();
+        return replyJson(json);
       },
     },
   ];

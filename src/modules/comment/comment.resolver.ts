@@ -20,7 +20,7 @@ export class CommentResolver {
     @Arg('postId', () => Int) postId: number,
     @Arg('body', () => String) body: string,
   ): Promise<CommentView> {
-    return presentComment(await this.services.comments.add(ctx, postId, { body }));
+    return this.services.comments.add(ctx, postId, { body }, (_em, comment) => presentComment(comment));
   }
 
   @Subscription(() => CommentType, {

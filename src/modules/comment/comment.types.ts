@@ -1,8 +1,7 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import type { Comment } from './comment.entity';
-import type { AuthorView } from '../post/author.types';
 
-/** A comment without its embeds; `user` is added by the loaders (REST) or a field resolver (GraphQL). */
+/** A comment without its embeds; `user` is added by a field resolver (GraphQL). */
 export interface CommentView {
   id: number;
   postId: number;
@@ -10,10 +9,6 @@ export interface CommentView {
   body: string;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface CommentFullView extends CommentView {
-  user: AuthorView | null;
 }
 
 export function presentComment(c: Comment): CommentView {

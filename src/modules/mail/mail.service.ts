@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Transporter } from 'nodemailer';
-import type { EntityManager, Knex, MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
 import { EventListener } from '../../core/events';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
@@ -184,22 +184,21 @@ export class MailService {
    * Returns false when no message was due.
    */
   private async sendNext(): Promise<boolean> {
-    const knex = this.orm.em.getConnection().getKnex();
-    return knex.transaction(async (trx) => {
-      await trx.raw(`set local idle_in_transaction_session_timeout = ${CLAIM_TIMEOUT_MS}`);
-      const { rows } = await trx.raw(
+    return this.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`set local idle_in_transaction_session_timeout = ${CLAIM_TIMEOUT_MS}`);
+      const rows = await tx.execute<{ id: number; to_address: string; subject: string; text: string; attempts: number }[]>(
         `select id, to_address, subject, text, attempts from mail_outbox
           where sent_at is null and next_attempt_at <= now()
           order by next_attempt_at, id limit 1 for update skip locked`,
       );
       if (!rows.length) return false;
-      const r = rows[0] as { id: number; to_address: string; subject: string; text: string; attempts: number };
-      await this.deliver(trx, { id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts });
+      const r = rows[0];
+      await this.deliver(tx, { id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts });
       return true;
     });
   }
 
-  private async deliver(trx: Knex.Transaction, row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
+  private async deliver(tx: EntityManager, row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
     try {
       if (this.capture) {
         this.capture.add({ to: row.to, subject: row.subject, text: row.text, sentAt: new Date().toISOString() });
@@ -220,13 +219,13 @@ export class MailService {
       }
       // The text carries reset secrets and verification tokens: once delivered, the database
       // keeps no copy. Same statement as the mark, so no sent row ever holds it.
-      await trx.raw(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
+      await tx.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
     } catch (err) {
       const attempts = row.attempts + 1;
       const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));
       this.log.warn({ mailId: row.id, attempts, retryInMs: delay, err: (err as Error).message }, 'mail send failed; will retry');
       this.wakeIn(delay);
-      await trx.raw(
+      await tx.execute(
         `update mail_outbox set attempts = ?, last_error = ?, next_attempt_at = now() + interval '${Math.round(delay)} milliseconds' where id = ?`,
         [attempts, String((err as Error).message ?? err).slice(0, 1000), row.id],
       );

@@ -1,21 +1,18 @@
 import { raw, type EntityManager, type QueryBuilder } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
-import { StatementShapes } from '../../core/statement-shapes';
+import { cachedStatement, param, runStatement, statementOf } from '../../db/statements';
 import { Comment } from '../comment/comment.entity';
-import type { CommentFullView, CommentView } from '../comment/comment.types';
+import type { CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
 import type { AuthorView } from './author.types';
 import { Post } from './post.entity';
-import { presentPost, type PostFullView, type PostView } from './post.types';
+import { presentPost, type PostView } from './post.types';
 
 /**
- * The per-request batches behind every embed, shared by the REST presenter below and the GraphQL
- * field resolvers, so both surfaces run the same statements: one for the authors of a page of
+ * The per-request batches behind every GraphQL embed: one for the authors of a page of
  * posts, one for all their comments with the comments' authors (joined).
  */
-
-const shapes = new StatementShapes();
 
 /**
  * Embeds already read with their row: a post's or comment's author comes from the row's own
@@ -97,16 +94,18 @@ interface CommentRow {
  */
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
-    // One shape per batch size, built by the ORM once (core/statement-shapes.ts).
-    const rows = await shapes.rows<CommentRow>(ctx, `comments:${postIds.length}`, postIds, async (n) => {
-      const qb = ctx.em
+    // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
+    const em = ctx.reader();
+    const statement = await cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
+      const qb = em
         .createQueryBuilder(Comment, 'c')
         .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
-        .where({ post: { $in: postIds.map((_, i) => n(i)) } })
+        .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
         .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
-      await leftJoinAuthor(ctx.em, qb, 'u', 'c');
-      return qb.getKnexQuery().toSQL();
-    }, ctx.readFrom === 'read');
+      await leftJoinAuthor(em, qb, 'u', 'c');
+      return statementOf(qb);
+    });
+    const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
     const date = (v: string) => platform.parseDate(v) as Date;
@@ -125,23 +124,4 @@ export function postsByUserLoader(ctx: RequestContext) {
     const rows = await ctx.em.find(Post, { user: { $in: [...userIds] } }, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
     return groupBy(userIds, rows, (p) => p.user.id).map((list) => list.map(presentPost));
   });
-}
-
-export async function fullComment(ctx: RequestContext, c: CommentView): Promise<CommentFullView> {
-  return { ...c, user: await authorLoader(ctx).load(c.userId) };
-}
-
-/** Posts with author, comments (each with its author) and the comment count, for REST. */
-export async function fullPosts(ctx: RequestContext, posts: PostView[]): Promise<PostFullView[]> {
-  return Promise.all(
-    posts.map(async (p) => {
-      const [user, comments] = await Promise.all([authorLoader(ctx).load(p.userId), commentsLoader(ctx).load(p.id)]);
-      const withAuthors = await Promise.all(comments.map((c) => fullComment(ctx, c)));
-      return { ...p, user, comments: withAuthors, commentsCount: comments.length };
-    }),
-  );
-}
-
-export async function fullPost(ctx: RequestContext, post: PostView): Promise<PostFullView> {
-  return (await fullPosts(ctx, [post]))[0];
 }

@@ -10,17 +10,21 @@ import { UserType, type UserView } from '../user/user.types';
 import { AuthorType, type AuthorView } from './author.types';
 import { selects } from '../../graphql/selection';
 import { authorLoader, commentsLoader, knownAuthor, knownComments, postsByUserLoader, preloadComments } from './post.loaders';
-import { findPostView } from './post.queries';
+import { findPostView, postViewSource } from './post.queries';
+import type { Post } from './post.entity';
 import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, type PostView } from './post.types';
 
 const GRAPHQL_PATH = '/graphql';
+
+/** A written post as GraphQL answers it (core/row-lock.ts ReadBack): the entity as the write left it, presented. */
+export const asView = (_tx: unknown, post: Post): PostView => presentPost(post);
 
 @Resolver(() => PostType)
 export class PostResolver {
   constructor(private readonly services: Services) {}
 
   private async list(ctx: RequestContext, info: GraphQLResolveInfo, kind: 'page' | 'simple' | 'cursor', args: object, filters: object): Promise<ListResult<PostView>> {
-    const list = await this.services.posts.list(ctx, filters, () => buildListRequest(kind, args), GRAPHQL_PATH);
+    const list = await this.services.posts.list(ctx, filters, () => buildListRequest(kind, args), GRAPHQL_PATH, postViewSource);
     await withComments(ctx, info, ['data'], list.data);
     return list;
   }
@@ -62,7 +66,7 @@ export class PostResolver {
   // Nullable: a missing post is null with its NOT_FOUND error at `post`, and sibling fields keep their data.
   @Query(() => PostType, { nullable: true, description: 'One post with its author and comments; null (with a NOT_FOUND error) when missing or trashed.' })
   async post(@Ctx() ctx: RequestContext, @Info() info: GraphQLResolveInfo, @Arg('id', () => Int) id: number): Promise<PostView | null> {
-    const post = await this.services.posts.get(ctx, id);
+    const post = await this.services.posts.get(ctx, id, findPostView);
     await withComments(ctx, info, [], [post]);
     return post;
   }
@@ -73,12 +77,12 @@ export class PostResolver {
     @Arg('title', () => String) title: string,
     @Arg('body', () => String) body: string,
   ): Promise<PostView> {
-    return presentPost(await this.services.posts.create(ctx, { title, body }));
+    return this.services.posts.create(ctx, { title, body }, asView);
   }
 
   @Mutation(() => PostType)
   async publishPost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return presentPost(await this.services.posts.publish(ctx, id));
+    return this.services.posts.publish(ctx, id, asView);
   }
 
   @Mutation(() => MessageType)
@@ -88,7 +92,7 @@ export class PostResolver {
 
   @Mutation(() => PostType)
   async restorePost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return presentPost(await this.services.posts.restore(ctx, id));
+    return this.services.posts.restore(ctx, id, asView);
   }
 
   @Subscription(() => PostType, {

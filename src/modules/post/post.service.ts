@@ -3,19 +3,15 @@ import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { emit, type LiveEvent } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
-import { changeUnderRowLock } from '../../core/row-lock';
-import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { canModerate } from '../user/user.types';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput } from './post.inputs';
-import { postSource, type PostShape } from './post.queries';
+import type { PostListReader } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
-import type { PostJson, PostView } from './post.types';
-
-/** A post as `shape` reads it: a view (GraphQL, services) or its REST answer as JSON text. */
-export type PostAs<S extends PostShape> = S extends 'json' ? PostJson : PostView;
 
 export const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
@@ -29,14 +25,14 @@ const SLUG_LOCK_SPACE = 4711;
 export class PostService {
   /**
    * `request` parses the paging arguments, so its problems and the filters' are reported together.
-   * `shape` says what each post is read as (post.queries.ts): the rules and filters are the same.
+   * `read` says what each post is read as (post.queries.ts): the rules and filters are the same.
    */
-  async list<S extends PostShape = 'view'>(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
+  async list<T extends { id: number }>(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string, read: PostListReader<T>): Promise<ListResult<T>> {
     const [f, req] = parseAll(() => parseInput(postFiltersInput, filters ?? {}), request);
     const where: FilterQuery<Post> = {};
     if (f.published) Object.assign(where, { published: true, publishedAt: { $ne: null } });
     if (f.author !== null) Object.assign(where, { user: f.author });
-    return paginate(postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>, where, req, {
+    return paginate(read(ctx), where, req, {
       perPage: POSTS_PER_PAGE,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       path,
@@ -44,10 +40,10 @@ export class PostService {
   }
 
   /** Read like a list item (one statement with the author), since a detail is only ever shown. */
-  async get<S extends PostShape = 'view'>(ctx: RequestContext, rawId: unknown, shape?: S): Promise<PostAs<S>> {
+  async get<T>(ctx: RequestContext, rawId: unknown, read: (ctx: RequestContext, id: number) => Promise<T | null>): Promise<T> {
     const id = parseId(rawId, POST_NOT_FOUND);
-    const [post] = (await (postSource(ctx, shape ?? 'view') as ListSource<PostAs<S>>).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
-    if (!post) throw AppError.notFound(POST_NOT_FOUND);
+    const post = await read(ctx, id);
+    if (post === null) throw AppError.notFound(POST_NOT_FOUND);
     return post;
   }
 
@@ -58,7 +54,7 @@ export class PostService {
    * A different title can still produce our candidate (`a-2` is both "A" taken twice and "A 2"),
    * and its creates hold another lock: the unique index catches that, and we look again.
    */
-  async create(ctx: RequestContext, rawInput: unknown): Promise<Post> {
+  async create<T>(ctx: RequestContext, rawInput: unknown, readBack: ReadBack<Post, T>): Promise<T> {
     const actor = await requireActor(ctx);
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
@@ -72,7 +68,7 @@ export class PostService {
           slug = await freeSlug(em, base);
           const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
           await em.flush();
-          return created;
+          return readBack(em, created);
         });
         clearLoaders(ctx);
         return post;
@@ -86,19 +82,19 @@ export class PostService {
   }
 
   /** Publishing a published post returns it unchanged; a trashed post is not found. */
-  async publish(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const { post } = await this.transition(ctx, rawId, false, (post) => {
+  async publish<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
+    const { answer } = await this.transition(ctx, rawId, false, readBack, (post) => {
       if (post.published && post.publishedAt) return false;
       post.published = true;
       post.publishedAt = new Date();
       return true;
     }, (post) => [{ type: 'postPublished', postId: post.id }]);
-    return post;
+    return answer;
   }
 
   /** Soft delete; a trashed post is not found. */
   async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    await this.transition(ctx, rawId, false, (post) => {
+    await this.transition(ctx, rawId, false, () => undefined, (post) => {
       post.deletedAt = new Date();
       return true;
     }, (post) => [{ type: 'postsGone', postIds: [post.id] }]);
@@ -106,13 +102,13 @@ export class PostService {
   }
 
   /** Looked up including trashed; restoring an active post returns it unchanged. */
-  async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
-    const { post } = await this.transition(ctx, rawId, true, (post) => {
+  async restore<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
+    const { answer } = await this.transition(ctx, rawId, true, readBack, (post) => {
       if (!post.deletedAt) return false;
       post.deletedAt = null;
       return true;
     });
-    return post;
+    return answer;
   }
 
   /**
@@ -122,27 +118,30 @@ export class PostService {
    * before left (a publish after a delete finds no post). It resolves once committed, with
    * `changed`: the loaders are cleared only after a write (a repeat that changes nothing leaves
    * what the request read valid). A change's live `events` are NOTIFY'd in its transaction, so
-   * they go out with its commit and only then; a repeat that changes nothing emits none.
+   * they go out with its commit and only then; a repeat that changes nothing emits none. The
+   * caller's `readBack` runs last in the transaction, on the row as the change left it.
    */
-  private async transition(
+  private async transition<T>(
     ctx: RequestContext,
     rawId: unknown,
     withTrashed: boolean,
+    readBack: ReadBack<Post, T>,
     change: (post: Post) => boolean,
     events?: (post: Post) => LiveEvent[],
-  ): Promise<{ post: Post; changed: boolean }> {
+  ): Promise<{ answer: T; changed: boolean }> {
     const actor = await requireActor(ctx);
     const id = parseId(rawId, POST_NOT_FOUND);
     let changed = false;
-    const post = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, async (post, tx) => {
+    const answer = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, async (post, tx) => {
       if (!post) throw AppError.notFound(POST_NOT_FOUND);
       if (post.user.id !== actor.id && !canModerate(actor)) throw AppError.forbidden();
       changed = change(post);
+      if (changed) await tx.flush();
       if (changed && events) await emit(tx, events(post));
-      return post;
+      return readBack(tx, post);
     });
     if (changed) clearLoaders(ctx);
-    return { post, changed };
+    return { answer, changed };
   }
 }
 

@@ -1,8 +1,6 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 import { CursorPageOf, PageOf, SimplePageOf } from '../../graphql/pagination.types';
 import type { Post } from './post.entity';
-import type { AuthorView } from './author.types';
-import type { CommentFullView } from '../comment/comment.types';
 
 /** A post without its embeds (author, comments, count); embeds come from the loaders in post.loaders.ts. */
 export interface PostView {
@@ -16,19 +14,6 @@ export interface PostView {
   createdAt: Date;
   updatedAt: Date;
   deletedAt: Date | null;
-}
-
-/** A post's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL (post.queries.ts postSource). */
-export interface PostJson {
-  id: number;
-  json: string;
-}
-
-/** What REST sends for every post: the view plus author, comments (oldest first) and their count. */
-export interface PostFullView extends PostView {
-  user: AuthorView | null;
-  comments: CommentFullView[];
-  commentsCount: number;
 }
 
 export function presentPost(p: Post): PostView {

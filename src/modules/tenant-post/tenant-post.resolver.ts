@@ -1,9 +1,9 @@
 import { Arg, Ctx, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requireTenant, type RequestContext } from '../../core/context';
 import { liveHub, topics } from '../../graphql/live';
-import { TenantPostService } from './tenant-post.service';
+import { TenantPostService, tenantPostViews } from './tenant-post.service';
 import type { Services } from '../services';
-import { TenantPostType, type TenantPostView } from './tenant-post.types';
+import { presentTenantPost, TenantPostType, type TenantPostView } from './tenant-post.types';
 
 /** GraphQL side of tenant posts; the tenant comes from the same resolver as REST (x-tenant-id). */
 @Resolver()
@@ -12,12 +12,12 @@ export class TenantPostResolver {
 
   @Query(() => [TenantPostType], { description: "The current tenant's posts, id ascending. Needs a tenant (x-tenant-id)." })
   tenantPosts(@Ctx() ctx: RequestContext): Promise<TenantPostView[]> {
-    return this.services.tenantPosts.list(ctx);
+    return this.services.tenantPosts.list(ctx, tenantPostViews);
   }
 
   @Query(() => [TenantPostType], { description: "Every tenant's posts, id ascending. Role admin." })
   allTenantPosts(@Ctx() ctx: RequestContext): Promise<TenantPostView[]> {
-    return this.services.tenantPosts.listAll(ctx);
+    return this.services.tenantPosts.listAll(ctx, tenantPostViews);
   }
 
   @Mutation(() => TenantPostType, { description: 'Creates a post for the current tenant. Needs a tenant (x-tenant-id).' })
@@ -26,7 +26,7 @@ export class TenantPostResolver {
     @Arg('body', () => String) body: string,
     @Ctx() ctx: RequestContext,
   ): Promise<TenantPostView> {
-    return this.services.tenantPosts.create(ctx, { title, body });
+    return this.services.tenantPosts.create(ctx, { title, body }, (_em, post) => presentTenantPost(post));
   }
 
   @Subscription(() => TenantPostType, {

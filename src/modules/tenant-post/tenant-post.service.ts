@@ -1,36 +1,35 @@
 import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
 import { flushAndEmit } from '../../core/events';
-import { jsonObjectSql } from '../../core/json-sql';
-import { runPrepared, type CompiledStatement } from '../../db/prepared';
+import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
+import type { ReadBack } from '../../core/row-lock';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
 import { presentTenantPost, type TenantPostView } from './tenant-post.types';
 
 /**
- * Tenant-scoped posts (SPEC 2.4, 4.4; CONTRACT 10). Reads are limited by the entity's `tenant`
+ * Tenant-scoped posts. Reads are limited by the entity's `tenant`
  * filter, whose tenant the request's fork carries; only `listAll` lifts it, by name.
  */
 export class TenantPostService {
-  /** The current tenant's posts, id ascending: views (GraphQL), or their REST answers' JSON text (`json`). */
-  async list(ctx: RequestContext): Promise<TenantPostView[]>;
-  async list(ctx: RequestContext, shape: 'json'): Promise<TenantPostJson[]>;
-  async list(ctx: RequestContext, shape: 'view' | 'json' = 'view'): Promise<(TenantPostView | TenantPostJson)[]> {
+  /** The current tenant's posts, id ascending, as `read` reads them: views (GraphQL, the default) or their REST answers. */
+  async list<T extends { tenantId: number } = TenantPostView>(ctx: RequestContext, read: TenantPostReader<T> = tenantPostViews as TenantPostReader<never>): Promise<T[]> {
     const tenantId = tenantScope(ctx);
-    return (await readRows(ctx, shape)).map((p) => ownedBy(p, tenantId));
+    return (await read(ctx.em)).map((p) => ownedBy(p, tenantId));
   }
 
   /**
-   * Takes the raw input so that the check order (CONTRACT 5, 7) holds on both surfaces:
+   * Takes the raw input so that the check order holds on both surfaces:
    * an unknown tenant is a 401 before any 422.
    */
-  async create(ctx: RequestContext, raw: unknown): Promise<TenantPostView> {
+  async create<T>(ctx: RequestContext, raw: unknown, readBack: ReadBack<TenantPost, T>): Promise<T> {
     const tenantId = tenantScope(ctx);
     const input = parseInput(createTenantPostInput, raw);
-    // SPEC 4.4 rule 6: the tenant is passed explicitly, never stamped by a hook or taken from input.
+    // The tenant is passed explicitly, never stamped by a hook or taken from input.
     const post = ctx.em.create(TenantPost, { tenantId, title: input.title, body: input.body } as TenantPost);
     await flushAndEmit(ctx.em, () => [{ type: 'tenantPostCreated', tenantId, tenantPostId: post.id }]);
-    return presentTenantPost(post);
+    return readBack(ctx.em, post);
   }
 
   /** One post of the current tenant (what a live event names), or null. */
@@ -41,11 +40,11 @@ export class TenantPostService {
   }
 
   /** Every tenant's posts, id ascending; admins only, no tenant needed. */
-  async listAll(ctx: RequestContext): Promise<TenantPostView[]> {
+  async listAll<T = TenantPostView>(ctx: RequestContext, read: TenantPostReader<T> = tenantPostViews as TenantPostReader<never>): Promise<T[]> {
     await requireRole(ctx, 'admin');
     // Plain rows, never entities in the request's identity map: a later findOne by id in the same
     // request (a sibling GraphQL field) would otherwise be answered from it without the tenant filter.
-    return readRows(ctx, 'view', { tenant: false }) as Promise<TenantPostView[]>;
+    return read(ctx.em, { tenant: false });
   }
 }
 
@@ -62,64 +61,60 @@ function tenantScope(ctx: RequestContext): number {
 }
 
 /** A tenant post row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-interface TenantPostRow {
+export interface TenantPostRow {
   id: number;
   tenant_id: number;
   title: string;
   body: string;
   created_at: string;
   updated_at: string;
-  /** The REST answer (shape 'json'). */
-  json?: string;
 }
 
-/** A tenant post's REST answer (CONTRACT 4) as JSON text, built by PostgreSQL; its tenant for ownedBy. */
-export interface TenantPostJson {
-  tenantId: number;
-  json: string;
+/** What a read of tenant posts is read as: the same rows under the same filters, another select. */
+export interface TenantPostProjection<T> {
+  /** Names the projection in the statement's cache key. */
+  readonly name: string;
+  /** The statement around the tenant posts statement (alias `t`, columns of TenantPostRow), id ascending. */
+  statement(inner: Statement): Statement;
+  map(em: EntityManager, rows: TenantPostRow[]): T[];
 }
 
-const TENANT_POST_JSON = jsonObjectSql('x', [
-  ['id', 'int'], ['tenant_id', 'int'], ['title', 'string'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
-]);
+/** How a caller reads tenant posts: tenantPostViews, or another projection of readTenantPosts (REST's JSON). */
+export type TenantPostReader<T> = (em: EntityManager, lift?: Record<string, boolean>) => Promise<T[]>;
+
+const viewProjection: TenantPostProjection<TenantPostView> = {
+  name: 'view',
+  statement: (inner) => inner,
+  map(em, rows) {
+    const platform = em.getPlatform();
+    const date = (v: string) => platform.parseDate(v) as Date;
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, title: r.title, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }));
+  },
+};
+
+/** Tenant posts as plain views. */
+export const tenantPostViews: TenantPostReader<TenantPostView> = (em, lift) => readTenantPosts(em, viewProjection, lift);
 
 /**
- * What the ORM compiled for a tenant read, by what decides it: the shape, the filters lifted and
- * the `tenant` filter's parameters of the fork it was built on. Each entry is the filter's own
- * output for those parameters (condition and bound tenant alike), reused only by a request whose
- * fork carries the same ones: nothing is substituted, and a request whose parameters are new
- * builds its own. Building per request was most of GET /tenant/posts's Node CPU (0.30 against
- * 0.15 ms for the same statement behind plain Express, npm run bench).
+ * Tenant posts, id ascending (no entity hydration, no identity map), under the ORM's filters as
+ * the request's fork sets them (`tenant`, with its parameters), minus `lift`; with `id`, that one
+ * post only. Cached by the one key rule (db/statements.ts): the `tenant` filter's parameters of
+ * the fork are part of the key, so each tenant's statement is the filter's own output for that
+ * tenant, and a request whose tenant is new builds its own. Building per request was most of
+ * GET /tenant/posts's Node CPU (npm run bench).
  */
-const compiled = new Map<string, CompiledStatement>();
-const MAX_COMPILED = 10_000;
-
-/**
- * Tenant posts, id ascending, as plain views or REST JSON text (no entity hydration, no identity
- * map), under the ORM's filters as the request's fork sets them (`tenant`, with its parameters),
- * minus `lift`. The text is the same for every tenant (the tenant is a bound value), so it runs as
- * one named prepared statement (db/prepared.ts).
- */
-async function readRows(ctx: RequestContext, shape: 'view' | 'json', lift: Record<string, boolean> = {}): Promise<(TenantPostView | TenantPostJson)[]> {
-  const em = ctx.em;
-  const key = JSON.stringify([shape, lift, em.getFilterParams('tenant') ?? null]);
-  let statement = compiled.get(key);
-  if (!statement) {
+export async function readTenantPosts<T>(em: EntityManager, projection: TenantPostProjection<T>, lift: Record<string, boolean> = {}, id?: number): Promise<T[]> {
+  const shape = `tenant posts ${projection.name} ${JSON.stringify(lift)} ${id === undefined ? 'all' : 'by id'}`;
+  const statement = await cachedStatement(em, shape, id === undefined ? [] : [id], async (em) => {
     const qb = em
       .createQueryBuilder(TenantPost, 't')
       .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
       .orderBy({ id: 'asc' });
+    if (id !== undefined) qb.where({ id: param(0) } as never);
     await qb.applyFilters(lift);
-    const inner = qb.getKnexQuery().toSQL();
-    statement = shape === 'view' ? { sql: inner.sql, bindings: inner.bindings } : { sql: `select x.tenant_id, ${TENANT_POST_JSON}::text as json from (${inner.sql}) x order by x.id asc`, bindings: inner.bindings };
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
-    compiled.set(key, statement);
-  }
-  const rows = await runPrepared<TenantPostRow>(em, statement);
-  if (shape === 'json') return rows.map((r) => ({ tenantId: r.tenant_id, json: r.json! }));
-  const platform = em.getPlatform();
-  const date = (v: string) => platform.parseDate(v) as Date;
-  return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, title: r.title, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }));
+    return projection.statement(statementOf(qb));
+  });
+  return projection.map(em, await runStatement<TenantPostRow>(em, statement));
 }
 
 /** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */

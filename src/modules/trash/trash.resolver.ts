@@ -1,18 +1,19 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, Info, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { withComments } from '../post/post.resolver';
+import { asView, withComments } from '../post/post.resolver';
+import { postViewSource } from '../post/post.queries';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest } from '../../core/pagination';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
-import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, PurgeResultType, type PostView } from '../post/post.types';
+import { PostCursorPage, PostPage, PostSimplePage, PostType, PurgeResultType, type PostView } from '../post/post.types';
 
 @Resolver()
 export class TrashResolver {
   constructor(private readonly services: Services) {}
 
   private async list(ctx: RequestContext, info: GraphQLResolveInfo, kind: 'page' | 'simple' | 'cursor', args: object) {
-    const list = await this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql');
+    const list = await this.services.trash.list(ctx, () => buildListRequest(kind, args), '/graphql', postViewSource);
     await withComments(ctx, info, ['data'], list.data);
     return list;
   }
@@ -39,7 +40,7 @@ export class TrashResolver {
 
   @Mutation(() => PostType)
   async restoreFromTrash(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return presentPost(await this.services.trash.restore(ctx, id));
+    return this.services.trash.restore(ctx, id, asView);
   }
 
   @Mutation(() => MessageType)

@@ -2,14 +2,14 @@ import { listRequestFromQuery } from '../../core/pagination';
 import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
-import { postJson } from '../post/post.routes';
+import { postJsonSource, writtenPostJson } from '../post/post.rest';
 
 export function trashRoutes({ trash }: Services): RouteDef[] {
   return [
     {
       method: 'get',
       path: '/trash',
-      handler: async (req, ctx) => replyJson(jsonListText(await trash.list(ctx, () => listRequestFromQuery(req.query), req.path, 'json'))),
+      handler: async (req, ctx) => replyJson(jsonListText(await trash.list(ctx, () => listRequestFromQuery(req.query), req.path, postJsonSource))),
     },
     {
       method: 'delete',
@@ -19,7 +19,7 @@ export function trashRoutes({ trash }: Services): RouteDef[] {
     {
       method: 'patch',
       path: '/trash/:id/restore',
-      handler: async (req, ctx) => reply(await postJson(ctx, await trash.restore(ctx, req.params.id))),
+      handler: async (req, ctx) => replyJson(await trash.restore(ctx, req.params.id, writtenPostJson)),
     },
     {
       method: 'delete',

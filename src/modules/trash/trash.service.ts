@@ -1,14 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { emit, emitWithKnex } from '../../core/events';
+import { emit } from '../../core/events';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
-import { changeUnderRowLock } from '../../core/row-lock';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
-import { paginate, type ListRequest, type ListResult, type ListSource } from '../../core/pagination';
-import { postSource, type PostShape } from '../post/post.queries';
-import type { PostAs } from '../post/post.service';
+import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
+import type { PostListReader } from '../post/post.queries';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
@@ -20,10 +19,13 @@ const WITH_TRASHED = { softDelete: false } as const;
 
 /** Role moderator or admin for everything here, checked before any lookup (403 before 404). */
 export class TrashService {
-  /** `request` is parsed after the role check, so a caller without the role never learns about bad input. */
-  async list<S extends PostShape = 'view'>(ctx: RequestContext, request: () => ListRequest, path: string, shape?: S): Promise<ListResult<PostAs<S>>> {
+  /**
+   * `request` is parsed after the role check, so a caller without the role never learns about bad
+   * input. `read` says what each post is read as (post.queries.ts).
+   */
+  async list<T extends { id: number }>(ctx: RequestContext, request: () => ListRequest, path: string, read: PostListReader<T>): Promise<ListResult<T>> {
     await this.guard(ctx);
-    return paginate(postSource(ctx, shape ?? 'view', WITH_TRASHED) as ListSource<PostAs<S>>, TRASHED, request(), {
+    return paginate(read(ctx, WITH_TRASHED), TRASHED, request(), {
       perPage: TRASH_PER_PAGE,
       orderBy: [{ deletedAt: 'desc' }, { id: 'desc' }],
       path,
@@ -31,15 +33,16 @@ export class TrashService {
   }
 
   /** Under the row's lock: of a restore and a permanent delete racing, one wins and the other is 404. */
-  async restore(ctx: RequestContext, rawId: unknown): Promise<Post> {
+  async restore<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
     const id = await this.trashedId(ctx, rawId);
-    const post = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, (post) => {
+    const answer = await changeUnderRowLock(ctx.em, Post, { id, ...TRASHED }, WITH_TRASHED, async (post, tx) => {
       if (!post) throw AppError.notFound(NOT_IN_TRASH);
       post.deletedAt = null;
-      return post;
+      await tx.flush();
+      return readBack(tx, post);
     });
     clearLoaders(ctx);
-    return post;
+    return answer;
   }
 
   /**
@@ -55,8 +58,8 @@ export class TrashService {
       if (!deleted) throw AppError.notFound(NOT_IN_TRASH);
       await emit(tx, [{ type: 'postsGone', postIds: [id] }]);
     });
-    const loaded = ctx.em.getUnitOfWork().getById<Post>(Post.name, id);
-    if (loaded) ctx.em.getUnitOfWork().unsetIdentity(loaded);
+    // The row is gone: an entity of it this request loaded earlier must not answer a later lookup.
+    ctx.em.clear();
     clearLoaders(ctx);
     return { message: 'Permanently deleted' };
   }
@@ -105,13 +108,12 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
-  const knex = orm.em.getConnection().getKnex();
-  return knex.transaction(async (trx) => {
-    const { rows } = await trx.raw('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
-    if (!rows[0].locked) return null;
-    const deleted = await trx.raw(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
-    const ids = (deleted.rows as { id: number }[]).map((r) => r.id);
-    await emitWithKnex(trx, [{ type: 'postsGone', postIds: ids }]);
+  return orm.em.fork().transactional(async (em) => {
+    const [{ locked }] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
+    if (!locked) return null;
+    const deleted = await em.execute<{ id: number }[]>(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
+    const ids = deleted.map((r) => r.id);
+    await emit(em, [{ type: 'postsGone', postIds: ids }]);
     return ids.length;
   });
 }

@@ -4,6 +4,7 @@ import { buildListRequest, type ListResult } from '../../core/pagination';
 import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { presentUser, UserType, type UserView } from './user.types';
+import { userViewSource } from './user.queries';
 
 const UserPage = PageOf(UserType, 'UserPage');
 const UserSimplePage = SimplePageOf(UserType, 'UserSimplePage');
@@ -16,7 +17,7 @@ export class UserResolver {
   private async list(ctx: RequestContext, kind: 'page' | 'simple' | 'cursor', args: { page?: number | null; cursor?: string | null; direction?: DirectionEnum | null }): Promise<ListResult<UserView>> {
     await this.services.users.assertAdmin(ctx);
     // path as on the other lists' GraphQL fields (`path` is the request path)
-    return this.services.users.list(ctx, buildListRequest(kind, args), '/graphql');
+    return this.services.users.list(ctx, buildListRequest(kind, args), '/graphql', userViewSource);
   }
 
   @Query(() => UserPage, { description: 'Users by id ascending, 20 a page (admin).' })
@@ -45,6 +46,6 @@ export class UserResolver {
 
   @Mutation(() => UserType, { description: 'Restores a soft-deleted user (admin).' })
   async restoreUser(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<UserView> {
-    return presentUser(await this.services.users.restore(ctx, id));
+    return this.services.users.restore(ctx, id, (_tx, user) => presentUser(user));
   }
 }

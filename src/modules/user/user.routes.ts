@@ -1,8 +1,8 @@
 import { listRequestFromQuery } from '../../core/pagination';
-import { jsonListText, snake } from '../../http/present';
+import { jsonListText } from '../../http/present';
 import { reply, replyJson, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
-import { presentUser } from './user.types';
+import { userJsonSource, writtenUserJson } from './user.rest';
 
 export function userRoutes(services: Services): RouteDef[] {
   const users = services.users;
@@ -13,7 +13,7 @@ export function userRoutes(services: Services): RouteDef[] {
       handler: async (req, ctx) => {
         // Role first: a non-admin gets 403 even with a bad query.
         await users.assertAdmin(ctx);
-        return replyJson(jsonListText(await users.list(ctx, listRequestFromQuery(req.query), req.path, 'json')));
+        return replyJson(jsonListText(await users.list(ctx, listRequestFromQuery(req.query), req.path, userJsonSource)));
       },
     },
     {
@@ -24,7 +24,7 @@ export function userRoutes(services: Services): RouteDef[] {
     {
       method: 'patch',
       path: '/admin/users/:id/restore',
-      handler: async (req, ctx) => reply(snake(presentUser(await users.restore(ctx, req.params.id)))),
+      handler: async (req, ctx) => replyJson(await users.restore(ctx, req.params.id, writtenUserJson)),
     },
   ];
 }

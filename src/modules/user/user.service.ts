@@ -1,12 +1,11 @@
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { clearLoaders } from '../../core/loaders';
-import { changeUnderRowLock } from '../../core/row-lock';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
-import { userViewSource, type UserJson } from './user.queries';
-import type { UserView } from './user.types';
+import type { UserListReader } from './user.queries';
 
 const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -21,13 +20,10 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  /** Users as views (GraphQL), or as their REST answers' JSON text (`json`). */
-  async list(ctx: RequestContext, request: ListRequest, path?: string): Promise<ListResult<UserView>>;
-  async list(ctx: RequestContext, request: ListRequest, path: string, shape: 'json'): Promise<ListResult<UserJson>>;
-  async list(ctx: RequestContext, request: ListRequest, path = '', shape: 'view' | 'json' = 'view'): Promise<ListResult<UserView | UserJson>> {
+  /** Users as `read` reads them (user.queries.ts): views (GraphQL) or their REST answers. */
+  async list<T extends { id: number }>(ctx: RequestContext, request: ListRequest, path: string, read: UserListReader<T>): Promise<ListResult<T>> {
     await requireRole(ctx, 'admin');
-    const source = shape === 'json' ? userViewSource(ctx, 'json') : userViewSource(ctx);
-    return paginate<UserView | UserJson>(source, {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
+    return paginate(read(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
   /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
@@ -45,19 +41,20 @@ export class UserService {
   }
 
   /** Restoring an active user returns them unchanged. */
-  async restore(ctx: RequestContext, rawId: unknown): Promise<User> {
+  async restore<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<User, T>): Promise<T> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
     let changed = false;
-    const user = await changeUnderRowLock(ctx.em, User, { id }, { softDelete: false }, (user) => {
+    const answer = await changeUnderRowLock(ctx.em, User, { id }, { softDelete: false }, async (user, tx) => {
       if (!user) throw AppError.notFound(USER_NOT_FOUND);
       if (user.deletedAt) {
         user.deletedAt = null;
         changed = true;
+        await tx.flush();
       }
-      return user;
+      return readBack(tx, user);
     });
     if (changed) clearLoaders(ctx);
-    return user;
+    return answer;
   }
 }

@@ -1,0 +1,155 @@
+import type { AbstractSqlConnection, EntityManager, QueryBuilder } from '@mikro-orm/postgresql';
+import { readStale } from './replicas';
+
+/**
+ * The one way the service runs a statement it built itself, and the one cache of compiled
+ * statements.
+ *
+ * Run: `runStatement` hands SQL with `?` placeholders and its values to the ORM's connection
+ * (`execute`, in the EntityManager's transaction when there is one), as `em.execute` does: the
+ * ORM escapes the values into the statement, logs it, and its exceptions are the ORM's. A read
+ * that may be slightly stale goes to the connection db/replicas.ts picks.
+ *
+ * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
+ * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
+ * every request declares each request value as `param(i)` where the value goes (a where-object,
+ * an `in` list, a raw condition's values) and everything else is the shape. The one key rule:
+ * a cached statement's key is the builder's shape name PLUS the parameters of every ORM filter
+ * of the EntityManager it is built on (`em.getFilterParams`), so a filter whose condition takes
+ * a value per request (the tenant) yields one entry per value, and no request ever runs a
+ * statement built with another request's filter values. A value that is neither a declared
+ * parameter nor a filter's must be named by the shape (constants such as a page size).
+ */
+
+/** SQL with `?` placeholders and its values, in order: what the ORM's `execute` takes. */
+export interface Statement {
+  sql: string;
+  params: readonly unknown[];
+}
+
+/** The place of the request's `index`-th value in a statement being built (see cachedStatement). */
+export class Param {
+  constructor(readonly index: number) {}
+}
+
+export const param = (index: number): Param => new Param(index);
+
+/**
+ * A QueryBuilder's statement in the form `execute` takes: its getQuery() numbers the
+ * placeholders PostgreSQL's way ($1, $2, ... in order of appearance), getParams() gives their
+ * values in that order. Every value of a QueryBuilder is a bound parameter, so the text holds no
+ * other `$n`.
+ */
+export function statementOf(qb: Pick<QueryBuilder<never>, 'getQuery' | 'getParams'>): Statement {
+  return { sql: qb.getQuery().replace(/\$\d+/g, '?'), params: qb.getParams() };
+}
+
+/** The rows of `statement`, run by the ORM's connection in `em`'s transaction, if any. */
+export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
+  const trx = em.getTransactionContext();
+  const run = (connection: AbstractSqlConnection) => connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all', trx);
+  try {
+    return await (options.stale && !trx ? readStale(em, run) : run(em.getConnection('write')));
+  } catch (err) {
+    throw em.getDriver().convertException(err as Error);
+  }
+}
+
+interface Compiled {
+  sql: string;
+  /** Each value of the statement: a declared Param (the request's value goes there) or a value of the shape. */
+  slots: readonly unknown[];
+}
+
+const compiled = new Map<string, Compiled>();
+const MAX_COMPILED = 2000;
+const filterNames = new WeakMap<object, string[]>();
+
+/** The names of every filter the ORM knows (the entities' and the configuration's), once per ORM. */
+function filtersOf(em: EntityManager): string[] {
+  const metadata = em.getMetadata();
+  let names = filterNames.get(metadata);
+  if (!names) {
+    const all = new Set(Object.keys(em.config.get('filters') ?? {}));
+    for (const meta of Object.values(metadata.getAll())) for (const name of Object.keys(meta.filters ?? {})) all.add(name);
+    names = [...all].sort();
+    filterNames.set(metadata, names);
+  }
+  return names;
+}
+
+/**
+ * The key rule: the shape, and the parameters of every filter of `em`. The ORM's root
+ * EntityManager (`em.global`: a request that has not forked yet reads through it) carries none:
+ * MikroORM keeps filter parameters per fork and refuses them on the root outside a context.
+ */
+export function statementKey(em: EntityManager, shape: string): string {
+  let key = shape;
+  if (em.global) return key;
+  for (const name of filtersOf(em)) {
+    const params = em.getFilterParams(name);
+    if (params !== undefined) key += `\u0000${name}=${JSON.stringify(params)}`;
+  }
+  return key;
+}
+
+/**
+ * The statement of `shape` on `em` with this request's `values`: `build(em)` builds it on `em`
+ * (so with `em`'s filters and their parameters), putting `param(i)` where `values[i]` goes; it
+ * runs once per key (statementKey). The values are bound as the declared parameters, never
+ * looked for among the built statement's values.
+ */
+export async function cachedStatement(em: EntityManager, shape: string, values: readonly unknown[], build: (em: EntityManager) => Promise<Statement>): Promise<Statement> {
+  const key = statementKey(em, shape);
+  let entry = compiled.get(key);
+  if (!entry) {
+    // On the root, built on a fork of it: no filter parameters either, as the key says.
+    const built = await build(em.global ? em.fork() : em);
+    entry = { sql: built.sql, slots: built.params };
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    compiled.set(key, entry);
+  }
+  const params = entry.slots.map((slot) => {
+    if (!(slot instanceof Param)) return slot;
+    if (slot.index >= values.length) throw new Error(`statement ${shape}: no value for parameter ${slot.index}`);
+    return values[slot.index];
+  });
+  return { sql: entry.sql, params };
+}
+
+/**
+ * The shape of a where-object as a key: its numbers moved into `values` (in the order
+ * numbersOut moves them) and written `#`, everything else (booleans, nulls, strings: part of
+ * the shape) as JSON. One pass and one string, since every read of a hot list computes it.
+ */
+export function shapeKey(where: unknown, values: unknown[]): string {
+  if (typeof where === 'number') {
+    values.push(where);
+    return '#';
+  }
+  if (Array.isArray(where)) {
+    let out = '[';
+    for (let i = 0; i < where.length; i++) out += (i ? ',' : '') + shapeKey(where[i], values);
+    return out + ']';
+  }
+  if (where && typeof where === 'object' && Object.getPrototypeOf(where) === Object.prototype) {
+    let out = '{';
+    for (const k in where) out += (out.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + shapeKey((where as Record<string, unknown>)[k], values);
+    return out + '}';
+  }
+  return JSON.stringify(where) ?? 'undefined';
+}
+
+/** The where-object with its numbers declared as parameters, in shapeKey's order, starting at `first`. */
+export function numbersAsParams(where: unknown, first = 0): unknown {
+  let next = first;
+  const walk = (w: unknown): unknown => {
+    if (typeof w === 'number') return param(next++);
+    if (Array.isArray(w)) return w.map(walk);
+    if (w && typeof w === 'object' && Object.getPrototypeOf(w) === Object.prototype) {
+      return Object.fromEntries(Object.entries(w).map(([k, v]) => [k, walk(v)]));
+    }
+    return w;
+  };
+  return walk(where);
+}

@@ -1,0 +1,97 @@
+import { raw, type EntityManager } from '@mikro-orm/postgresql';
+import { jsonAggSql, jsonArraySql, jsonObjectSql } from '../../core/json-sql';
+import type { ListSource } from '../../core/pagination';
+import type { JsonText } from '../../http/present';
+import { readContextOf } from '../../core/context';
+import type { Post } from './post.entity';
+import { Comment } from '../comment/comment.entity';
+import { statementOf } from '../../db/statements';
+import { leftJoinAuthor } from './post.loaders';
+import { orderSql, postById, postSource, type PostProjection, type PostReadContext } from './post.queries';
+
+/**
+ * The REST answers of a post and of a comment: snake_case keys, ISO-8601 UTC timestamps, a
+ * post with its author, its comments (oldest first, each with its author) and their count.
+ * Each is one definition, built by PostgreSQL as JSON text (core/json-sql.ts) and read by every
+ * route that returns one: lists, details, and writes, which answer by reading the written row
+ * back (in their transaction) through the same builder.
+ */
+
+/** An author as REST embeds it: id and name; null when the users' filter hid the user. */
+const authorJson = (id: string, name: string) => `case when ${name} is null then null else ${jsonObjectSql('', [['id', 'int', id], ['name', 'string', name]])} end`;
+
+/**
+ * The REST post over a row of the post statement (alias `x`): its columns, the author's name
+ * (null when the users' filter hid the author) and its comments' JSON texts (`comments_json`,
+ * a text[] in order).
+ */
+const restPostJson = (x: string) => jsonObjectSql(x, [
+  ['id', 'int'], ['user_id', 'int'], ['title', 'string'], ['slug', 'string'], ['body', 'string'], ['published', 'bool'],
+  ['published_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'], ['deleted_at', 'timestamp?'],
+  ['user', 'json?', authorJson(`${x}.user_id`, `${x}.author_name`)],
+  ['comments', 'json', jsonArraySql(`${x}.comments_json`)],
+  ['comments_count', 'int', `cardinality(${x}.comments_json)`],
+]);
+
+/** A REST comment over comment `c` and its author `cu`. */
+const restCommentJson = jsonObjectSql('c', [
+  ['id', 'int'], ['post_id', 'int'], ['user_id', 'int'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
+  ['user', 'json?', authorJson('cu.id', 'cu.name')],
+]);
+
+/**
+ * The comments of the post row `p`, oldest first, as a text[] of their REST answers, their authors joined from the users the ORM's filters show
+ * (leftJoinAuthor, as the GraphQL embed does), so a soft-deleted author is null here as there.
+ */
+async function commentsSql(em: EntityManager): Promise<string> {
+  const qb = em.createQueryBuilder(Comment, 'c').select(raw(jsonAggSql(restCommentJson, 'c.created_at, c.id'))).where('c.post_id = p.id');
+  await leftJoinAuthor(em, qb, 'cu', 'c');
+  const { sql, params } = statementOf(qb);
+  // The users' filter is `deleted_at is null`: no values. One with values would need them spliced in order.
+  if (params.length) throw new Error('comments JSON: a filter with values is not supported here');
+  return sql;
+}
+
+/** Each post's REST answer as JSON text, from the post statement it wraps (post.queries.ts postSource). */
+const postJsonProjection: PostProjection<JsonText & { id: number }> = {
+  name: 'rest',
+  async statement(em, qb, orderBy, withTotal) {
+    qb.addSelect(raw(`(${await commentsSql(em)}) as comments_json`));
+    const inner = statementOf(qb);
+    return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, params: inner.params };
+  },
+  map: (_ctx, rows) => rows.map((r) => ({ id: r.id, json: (r as unknown as JsonText).json })),
+};
+
+/** A list of posts as their REST answers (GET /posts, GET /trash). */
+export function postJsonSource(ctx: PostReadContext, filters?: Record<string, boolean>): ListSource<JsonText & { id: number }> {
+  return postSource(ctx, postJsonProjection, filters);
+}
+
+/**
+ * One post's REST answer, or null when the ORM's filters (minus the switches in `filters`) hide
+ * it. `ctx.em` may be a write's transaction: the answer is then the row as the write left it.
+ */
+export async function postJson(ctx: PostReadContext, id: number, filters?: Record<string, boolean>): Promise<string | null> {
+  return (await postById(ctx, postJsonProjection, id, filters))?.json ?? null;
+}
+
+/** One comment's REST answer, or null when there is no such comment. */
+export async function commentJson(em: EntityManager, id: number): Promise<string | null> {
+  const qb = em.createQueryBuilder(Comment, 'c').select(raw(`${restCommentJson}::text as json`)).where({ id });
+  await leftJoinAuthor(em, qb, 'cu', 'c');
+  const row = (await qb.execute('get', false)) as JsonText | undefined;
+  return row?.json ?? null;
+}
+
+/** The answer of a write, which must see its own row: a row it cannot read back is a bug (500). */
+export function written(json: string | null, what: string): string {
+  if (json === null) throw new Error(`${what} is not visible to its own write`);
+  return json;
+}
+
+/** A written post's answer (core/row-lock.ts ReadBack): read back in the write's transaction. */
+export const writtenPostJson = async (tx: EntityManager, post: Post): Promise<string> => written(await postJson(readContextOf(tx), post.id), `post ${post.id}`);
+
+/** A written comment's answer (core/row-lock.ts ReadBack). */
+export const writtenCommentJson = async (em: EntityManager, comment: Comment): Promise<string> => written(await commentJson(em, comment.id), `comment ${comment.id}`);
