@@ -203,7 +203,7 @@ export class MailService {
       if (this.capture) {
         this.capture.add({ to: row.to, subject: row.subject, text: row.text, sentAt: new Date().toISOString() });
         this.log.info({ mailId: row.id, subject: row.subject }, 'mail captured (test server)');
-        await trx.raw(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
+        await tx.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
         return;
       }
       // The body as written (plain-text.ts): a token or a link is never cut by a transfer encoding.
