@@ -14,7 +14,7 @@ export type ErrorKind =
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
-export const KINDS: Record<ErrorKind, { status: number; code: string }> = {
+const KINDS: Record<ErrorKind, { status: number; code: string }> = {
   BAD_REQUEST: { status: 400, code: 'BAD_USER_INPUT' },
   VALIDATION: { status: 422, code: 'BAD_USER_INPUT' },
   UNAUTHENTICATED: { status: 401, code: 'UNAUTHENTICATED' },
@@ -114,7 +114,7 @@ export function isConnectionError(err: unknown): boolean {
  * of range). Features map the violations they expect (e.g. `Email already taken`) themselves;
  * anything left is still the caller's input, so it is a 422, never a 500 showing SQL.
  */
-export function isDataViolation(err: unknown): 'constraint' | 'data' | null {
+function isDataViolation(err: unknown): 'constraint' | 'data' | null {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string' || code.length !== 5) return null;
   // A NUL character inside a statement (MikroORM inlines values): "invalid message format".

@@ -31,11 +31,9 @@ export type LiveEvent =
  */
 export type ReceivedEvent = LiveEvent & { at: number; tp?: string };
 
-export const EVENTS_CHANNEL = 'blog_live_events';
+const EVENTS_CHANNEL = 'blog_live_events';
 /** NOTIFY payloads must stay under 8000 bytes: id lists are cut into chunks of this many. */
 const IDS_PER_NOTIFY = 500;
-/** The payload the outbox trigger sends (constant, so PostgreSQL folds a transaction's repeats into one NOTIFY). */
-export const MAIL_QUEUED_PAYLOAD = '{"type":"mailQueued","at":0}';
 
 function payloads(events: LiveEvent[]): string[] {
   const at = Date.now();

@@ -12,7 +12,7 @@
  */
 
 /** ISO-8601 UTC with milliseconds, exactly as Date.prototype.toJSON writes it; null stays null. */
-export const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * How a value is written: `int` and `bool` as PostgreSQL prints them (which is JSON's spelling),
@@ -21,7 +21,7 @@ export const isoSql = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY
  * `timestamp` as a quoted isoSql, `json` as JSON text built already (an embedded object or
  * array). A trailing `?` lets the value be SQL null, written `null`.
  */
-export type JsonType = 'int' | 'bool' | 'string' | 'timestamp' | 'json';
+type JsonType = 'int' | 'bool' | 'string' | 'timestamp' | 'json';
 
 /** One key of an object: its name, its type, and its SQL (by default the column of that name of the row alias). */
 export type JsonKey = readonly [name: string, type: JsonType | `${JsonType}?`, sql?: string];

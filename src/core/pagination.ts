@@ -17,13 +17,13 @@ export type ListRequest =
   | { kind: 'simple'; page: number }
   | { kind: 'cursor'; cursor: Cursor | null; direction: Direction };
 
-export interface Cursor {
+interface Cursor {
   id: number;
   /** `next` continues past `id` in the list's direction; `prev` walks back before it. */
   towards: 'next' | 'prev';
 }
 
-export interface PageResult<T> {
+interface PageResult<T> {
   data: T[];
   total: number;
   perPage: number;
@@ -34,12 +34,12 @@ export interface PageResult<T> {
   nextPage: number | null;
 }
 
-export interface SimpleResult<T> {
+interface SimpleResult<T> {
   data: T[];
   hasMore: boolean;
 }
 
-export interface CursorResult<T> {
+interface CursorResult<T> {
   data: T[];
   nextCursor: string | null;
   prevCursor: string | null;
@@ -51,14 +51,14 @@ export interface CursorResult<T> {
 
 export type ListResult<T> = PageResult<T> | SimpleResult<T> | CursorResult<T>;
 
-export function encodeCursor(cursor: Cursor): string {
+function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify({ id: cursor.id, to: cursor.towards })).toString('base64url');
 }
 
 // Boundaries may sit one step outside the id range (0 or MAX+1) after rows were deleted.
 const cursorPayload = z.object({ id: z.number().int().min(0).max(MAX_INT32 + 1), to: z.enum(['next', 'prev']) }).strict();
 
-export function decodeCursor(raw: string): Cursor {
+function decodeCursor(raw: string): Cursor {
   try {
     if (!/^[A-Za-z0-9_-]{1,200}$/.test(raw)) throw new Error('shape');
     const parsed = cursorPayload.parse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
@@ -75,7 +75,7 @@ const pageNumber = z
   .refine((n) => n <= MAX_INT32, 'page must be a positive integer');
 
 /** The REST query of every list: `paginate`, `page`, `cursor`, `direction` (strings, once each). */
-export const listQuerySchema = z.object({
+const listQuerySchema = z.object({
   paginate: z.enum(['page', 'simple', 'cursor'], { message: 'paginate must be one of page, simple, cursor' }).optional(),
   page: pageNumber.optional(),
   cursor: z.string({ invalid_type_error: 'cursor must be a string' }).optional(),
@@ -105,7 +105,7 @@ export function buildListRequest(
 }
 
 /** One read of a list: `limit` rows of `where` in `orderBy`, skipping `offset`. */
-export interface SliceOptions {
+interface SliceOptions {
   orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>;
   limit: number;
   offset?: number;
@@ -173,7 +173,7 @@ export async function paginate<T extends { id: number }>(
   const { cursor, direction } = req;
   const reverse = (d: Direction): Direction => (d === 'asc' ? 'desc' : 'asc');
   const beyond = (d: Direction, id: number) => ({ id: d === 'asc' ? { $gt: id } : { $lt: id } });
-  const and = (extra: object): FilterQuery<object> => ({ $and: [where, extra] }) as FilterQuery<object>;
+  const and = (extra: object): FilterQuery<object> => ({ $and: [where, extra] });
   const backwards = cursor?.towards === 'prev';
   const readDir = backwards ? reverse(direction) : direction;
   // One step past `id` in direction d, so that "beyond" includes `id` itself.

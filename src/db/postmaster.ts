@@ -22,7 +22,7 @@ export type ClusterState =
   /** A postmaster runs on the cluster and the process that started it is gone. */
   | { kind: 'orphaned'; pid: number };
 
-export function alive(pid: number): boolean {
+function alive(pid: number): boolean {
   if (!pid) return false;
   try {
     process.kill(pid, 0);
@@ -33,7 +33,7 @@ export function alive(pid: number): boolean {
 }
 
 /** argv, parent and zombie state of a process: /proc on Linux, `ps` elsewhere; undefined when it is gone. */
-export function processInfo(pid: number): { argv: string[]; ppid: number; zombie: boolean } | undefined {
+function processInfo(pid: number): { argv: string[]; ppid: number; zombie: boolean } | undefined {
   if (existsSync('/proc/self/stat')) {
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);

@@ -20,7 +20,7 @@ import { StatementLog } from './statement-log';
  * - A read that fails on a replica because of the connection (or a recovery conflict) is run
  *   again on the primary, and that replica is skipped until its next good probe.
  */
-export type SkipReason = 'down' | 'lagging' | 'not a standby' | 'not checked yet';
+type SkipReason = 'down' | 'lagging' | 'not a standby' | 'not checked yet';
 
 export interface ReplicaState {
   name: string;
@@ -36,7 +36,7 @@ export interface ReadTarget {
   /** 'primary' or the replica's name (replica-1, ...). */
   name: string;
 }
-export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
+const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
 
 interface Replica extends ReplicaState {
   target: ReadTarget;
@@ -74,7 +74,7 @@ function retryOnPrimary(err: unknown): boolean {
 }
 
 /** A replica's probe interval for a lag bound: a quarter of it, 100 ms to 1 s. */
-export const replicaPollMs = (maxLagMs: number) => Math.min(1000, Math.max(100, Math.round(maxLagMs / 4)));
+const replicaPollMs = (maxLagMs: number) => Math.min(1000, Math.max(100, Math.round(maxLagMs / 4)));
 
 interface Probed {
   name: string;
@@ -242,7 +242,7 @@ export class ReadRouting {
     });
     if (replicas.length && source === 'measure') {
       // Its own application_name: the probes are not this ORM's pooled connections (db_pool_connections).
-      this.monitor = new ReplicaMonitor({ primaryUrl: orm.config.get('clientUrl')!, replicas, maxLagMs, applicationName: applicationName && `${applicationName}:probes` });
+      this.monitor = new ReplicaMonitor({ primaryUrl: orm.config.get('clientUrl'), replicas, maxLagMs, applicationName: applicationName && `${applicationName}:probes` });
       this.monitor.onChange((states) => this.apply(states));
     }
     const log = orm.config.getLogger();

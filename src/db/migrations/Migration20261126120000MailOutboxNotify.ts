@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * by a tight poll: an insert into mail_outbox sends `mailQueued` on the live events channel from
  * the inserting transaction itself, so the NOTIFY goes out only if the mail is committed, and a
  * transaction that queues several mails sends one (PostgreSQL folds identical notifications).
- * The payload is core/events.ts MAIL_QUEUED_PAYLOAD.
+ * The payload is a constant, `{"type":"mailQueued","at":0}`, so PostgreSQL folds a transaction's repeats into one NOTIFY.
  */
 export class Migration20261126120000MailOutboxNotify extends Migration {
   override async up(): Promise<void> {

@@ -5,7 +5,6 @@ export const createPostInput = bodyObject({
   title: text('title', 1, 255),
   body: text('body', 1, 100_000),
 });
-export type CreatePostInput = z.output<typeof createPostInput>;
 
 const TRUTHY = ['true', '1', 'yes', 'on'];
 const FALSY = ['false', '0', 'no', 'off'];
@@ -39,4 +38,3 @@ export const postFiltersInput = z.object({
       return id;
     }),
 });
-export type PostFilters = z.output<typeof postFiltersInput>;

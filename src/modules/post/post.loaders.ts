@@ -108,7 +108,7 @@ export function commentsLoader(ctx: RequestContext) {
     const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
-    const date = (v: string) => platform.parseDate(v) as Date;
+    const date = (v: string) => platform.parseDate(v);
     const views = rows.map((r): CommentView => {
       const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
       authors.prime(r.user_id, author);

@@ -7,7 +7,7 @@ import { Post } from './post.entity';
 import type { PostView } from './post.types';
 
 /** A post row with its author's name (null when the users' filter hid the author) and, when asked, the list total. */
-export interface PostRow {
+interface PostRow {
   id: number;
   user_id: number;
   title: string;
@@ -53,13 +53,13 @@ export type PostReadContext = ReadContext & Pick<RequestContext, 'readFrom'>;
  * authorLoader (so `user` costs nothing more). Hydrating entities and a statement per embed were
  * most of the service's CPU on GET /posts (npm run bench).
  */
-export const postViews: PostProjection<PostView, RequestContext> = {
+const postViews: PostProjection<PostView, RequestContext> = {
   name: 'view',
   statement: async (_em, qb) => statementOf(qb),
   map(ctx, rows) {
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
-    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
+    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v)));
     return rows.map((r): PostView => {
       const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
       authors.prime(r.user_id, author);
@@ -112,13 +112,13 @@ export function postSource<T, C extends PostReadContext>(ctx: C, projection: Pos
         const qb = em
           .createQueryBuilder(Post, 'p')
           .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
-          .orderBy(orderBy as never);
+          .orderBy(orderBy);
         if (offset === undefined) {
           // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
           qb.where(w).limit(limit);
           await qb.applyFilters(filters);
         } else {
-          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy as never).limit(limit);
+          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy).limit(limit);
           await ids.applyFilters(filters);
           // The offset after the ids' LIMIT, as a declared parameter (the builder's offset() takes a number only).
           const slice = statementOf(ids);
@@ -132,7 +132,7 @@ export function postSource<T, C extends PostReadContext>(ctx: C, projection: Pos
       return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
-      const [{ count }] = (await (await counter(ctx.em, where)).qb.execute('all', false)) as { count: string }[];
+      const [{ count }] = await (await counter(ctx.em, where)).qb.execute<{ count: string }[]>('all', false);
       return Number(count);
     },
   };

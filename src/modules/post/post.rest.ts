@@ -80,7 +80,7 @@ export async function postJson(ctx: PostReadContext, id: number, filters?: Recor
 export async function commentJson(em: EntityManager, id: number): Promise<string | null> {
   const qb = em.createQueryBuilder(Comment, 'c').select(raw(`${restCommentJson}::text as json`)).where({ id });
   await leftJoinAuthor(em, qb, 'cu', 'c');
-  const row = (await qb.execute('get', false)) as JsonText | undefined;
+  const row = await qb.execute<JsonText | undefined>('get', false);
   return row?.json ?? null;
 }
 

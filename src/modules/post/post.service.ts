@@ -13,7 +13,7 @@ import { createPostInput, postFiltersInput } from './post.inputs';
 import type { PostListReader } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 
-export const POSTS_PER_PAGE = 10;
+const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
 /** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
 const SLUG_LOCK_SPACE = 4711;

@@ -1,5 +1,5 @@
 /** The slug rule's cap; the column holds 255, so a longer slug would be stored without complaint. */
-export const SLUG_MAX = 200;
+const SLUG_MAX = 200;
 
 /**
  * The slug rule: lower-case ASCII, accents folded (NFKD, combining marks dropped), every run of
@@ -21,7 +21,7 @@ export function slugify(title: string): string {
  * The n-th slug for `base` (n ≥ 2): `base-n`, with the base shortened (and a dash it would
  * end on dropped) so that the whole stays within 200 characters.
  */
-export function suffixedSlug(base: string, n: number): string {
+function suffixedSlug(base: string, n: number): string {
   const suffix = `-${n}`;
   return `${base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '')}${suffix}`;
 }

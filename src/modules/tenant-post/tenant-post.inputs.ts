@@ -10,4 +10,3 @@ export const createTenantPostInput = bodyObject({
   body: text('body', 1, 100_000),
 });
 
-export type CreateTenantPostInput = z.output<typeof createTenantPostInput>;

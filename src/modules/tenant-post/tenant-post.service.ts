@@ -61,7 +61,7 @@ function tenantScope(ctx: RequestContext): number {
 }
 
 /** A tenant post row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-export interface TenantPostRow {
+interface TenantPostRow {
   id: number;
   tenant_id: number;
   title: string;
@@ -87,7 +87,7 @@ const viewProjection: TenantPostProjection<TenantPostView> = {
   statement: (inner) => inner,
   map(em, rows) {
     const platform = em.getPlatform();
-    const date = (v: string) => platform.parseDate(v) as Date;
+    const date = (v: string) => platform.parseDate(v);
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, title: r.title, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }));
   },
 };

@@ -11,8 +11,8 @@ import type { PostListReader } from '../post/post.queries';
 import { parseId } from '../../core/validation';
 import { Post } from '../post/post.entity';
 
-export const TRASH_PER_PAGE = 20;
-export const NOT_IN_TRASH = 'Not in trash';
+const TRASH_PER_PAGE = 20;
+const NOT_IN_TRASH = 'Not in trash';
 const TRASHED = { deletedAt: { $ne: null } } as const;
 /** Lifts the softDelete filter by name: the trash reads exactly the rows it hides elsewhere. */
 const WITH_TRASHED = { softDelete: false } as const;

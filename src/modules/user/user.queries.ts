@@ -6,7 +6,7 @@ import { User, type Role } from './user.entity';
 import type { Actor, UserView } from './user.types';
 
 /** A user row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-export interface UserRow {
+interface UserRow {
   id: number;
   name: string;
   email: string;
@@ -27,12 +27,12 @@ export interface UserProjection<T> {
 }
 
 /** Users as plain views, not entities. */
-export const userViews: UserProjection<UserView> = {
+const userViews: UserProjection<UserView> = {
   name: 'view',
   statement: (inner) => inner,
   map(ctx, rows) {
     const platform = ctx.reader().getPlatform();
-    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v) as Date));
+    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v)));
     return rows.map((r): UserView => ({
       id: r.id, name: r.name, email: r.email, role: r.role,
       emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
@@ -69,7 +69,7 @@ export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): 
           .createQueryBuilder(User, 'u')
           .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt'])
           .where(w)
-          .orderBy(orderBy as never)
+          .orderBy(orderBy)
           .limit(limit);
         await qb.applyFilters();
         if (withTotal) qb.addSelect((await counter(em, w)).qb.as('total'));
@@ -82,7 +82,7 @@ export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): 
       return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
-      const [{ count }] = (await (await counter(ctx.em, where)).qb.execute('all', false)) as { count: string }[];
+      const [{ count }] = await (await counter(ctx.em, where)).qb.execute<{ count: string }[]>('all', false);
       return Number(count);
     },
   };
@@ -115,7 +115,7 @@ export async function actorById(ctx: ReadContext, id: number): Promise<Actor | n
   const [row] = await runStatement<UserRow & { token_version: number }>(em, statement);
   if (!row) return null;
   const platform = ctx.reader().getPlatform();
-  const date = (v: string) => platform.parseDate(v) as Date;
+  const date = (v: string) => platform.parseDate(v);
   return {
     id: row.id, name: row.name, email: row.email, role: row.role as Role, tokenVersion: row.token_version,
     emailVerifiedAt: row.email_verified_at === null ? null : date(row.email_verified_at), createdAt: date(row.created_at), updatedAt: date(row.updated_at),
