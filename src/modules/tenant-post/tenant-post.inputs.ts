@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { bodyObject, text } from '../../core/validation';
 
 /**
