@@ -21,7 +21,10 @@ import { freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type
  * 5. Prism's validating proxy (@stoplight/prism-cli, an examples/ devDependency: frontend teams
  *    use it as a mock server, `npm run mock`) in front of that service, given the served
  *    /openapi.json, sees docs/api.md's curl tour and the REST example: no answer breaks the
- *    document, and the only requests it flags are the ones made wrong on purpose (each answered 422).
+ *    document, and the only requests it flags are the ones made wrong on purpose (each answered 422);
+ * 6. Prism's mock server (`npm run mock`, from rest/openapi.json) answers the same curl tour
+ *    without reporting one answer of its own that breaks the document: every schema with a
+ *    pattern carries an example that matches it, so the mock never has to invent a value.
  */
 
 // ─── THE SWITCH ──────────────────────────────────────────────────────────────────────────────
@@ -287,6 +290,59 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       const owner = (n: string) => Number(existsSync(join(tmpdir(), n, 'owner.pid')) ? readFileSync(join(tmpdir(), n, 'owner.pid'), 'utf8') : NaN);
       const orphaned = readdirSync(tmpdir()).filter((n) => n.startsWith('blog-api-test-server-') && !before.includes(n) && !processes().some((p) => p.pid === owner(n)));
       expect(orphaned).toEqual([]);
+    }, 120_000);
+  });
+
+  describe('Prism\'s mock server (npm run mock)', () => {
+    /** Every schema (header, parameter, body) that has a pattern, with its path in the document. */
+    function patterned(node: unknown, path: string, found: { path: string; pattern: string; example: unknown }[] = []) {
+      if (Array.isArray(node)) node.forEach((n, i) => patterned(n, `${path}/${i}`, found));
+      else if (node && typeof node === 'object') {
+        const o = node as Record<string, unknown>;
+        if (typeof o.pattern === 'string') found.push({ path, pattern: o.pattern, example: o.example });
+        for (const [k, v] of Object.entries(o)) patterned(v, `${path}/${k}`, found);
+      }
+      return found;
+    }
+
+    it('every schema with a pattern has an example that matches it', () => {
+      const found = patterned(buildOpenApiDocument(), '#');
+      expect(found.map((f) => f.path)).toEqual(expect.arrayContaining(['#/components/headers/ETag/schema']));
+      expect(found.filter((f) => typeof f.example !== 'string' || !new RegExp(f.pattern, 'u').test(f.example))).toEqual([]);
+    });
+
+    it('answers the curl tour without a violation of the document in its own log', async () => {
+      const prism: ChildProcess = spawn(process.execPath, ['--require', guard, bin('@stoplight', 'prism-cli', 'dist', 'index.js'), 'mock', 'rest/openapi.json', '--port', '0'], {
+        cwd: examples,
+        env: { ...process.env, NO_COLOR: '1', NO_NETWORK_ALLOW: 'loopback' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let log = '';
+      prism.stdout!.setEncoding('utf8').on('data', (c) => (log += c));
+      prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
+      const exited = new Promise((r) => prism.on('exit', r));
+      try {
+        let port = 0;
+        for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
+          if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
+          port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
+        }
+        const mock = `http://127.0.0.1:${port}`;
+        const tour = await run('bash', [], { input: curlTour(mock), timeoutMs: 60_000 });
+        const statuses = tour.stderr.split('\n').filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
+        expect(statuses.length).toBeGreaterThanOrEqual(25);
+        // The public reads, whose answers carry the patterned ETag header.
+        const tags = await Promise.all(['/posts', '/posts/1'].map(async (path) => (await fetch(mock + path)).headers.get('etag')));
+
+        await new Promise((r) => setTimeout(r, 200)); // the last request's log lines
+        const violations = log.split('\n').filter((l) => /Violation:/.test(l)).map((l) => l.slice(l.indexOf('Violation:') + 11));
+        expect(log).not.toMatch(/NETWORK-ATTEMPT/);
+        expect(violations.filter((v) => !v.startsWith('request'))).toEqual([]);
+        for (const tag of tags) expect(tag).toMatch(/^"[^"]*"$/);
+      } finally {
+        prism.kill('SIGTERM');
+        await exited;
+      }
     }, 120_000);
   });
 });

@@ -1,8 +1,11 @@
 import {
   Kind,
   TypeInfo,
+  ProvidedRequiredArgumentsRule,
   getNamedType,
   isEnumType,
+  isRequiredArgument,
+  validate,
   valueFromASTUntyped,
   visit,
   visitWithTypeInfo,
@@ -75,7 +78,6 @@ interface Flag {
   arg: string;
 }
 
-const MISSING = /^(?:Field "\w+"|Directive "@\w+") argument "(\w+)" of type "[^"]+" is required, but it was not provided\.$/;
 
 /** Replaces every argument error by one `Validation failed` error (first), the others kept as they are; null when none. */
 function mergeArgumentErrors(
@@ -89,11 +91,16 @@ function mergeArgumentErrors(
   // Request-level errors only: a resolver's errors carry a path and are formatted already.
   if (raw.every((e) => e.path)) return null;
   const index = indexArguments(schema, document, operation);
+  let required: Set<string> | undefined;
+  // graphql-js gives its validation errors no code: an error is the required-argument rule's when
+  // that rule, run alone over the same document, reports it (same node, same message).
+  const isMissingArgument = (error: GraphQLError) =>
+    (required ??= new Set(validate(schema, document, [ProvidedRequiredArgumentsRule]).map(ruleKey))).has(ruleKey(error));
   const flagged = new Map<Owner, Set<string>>();
   const others: GraphQLFormattedError[] = [];
   let first: GraphQLFormattedError | undefined;
   raw.forEach((error, i) => {
-    const flags = error.path ? [] : flagsOf(error, index);
+    const flags = error.path ? [] : flagsOf(error, index, isMissingArgument);
     if (!flags.length) return others.push(formatted[i]);
     first ??= formatted[i];
     for (const { owner, arg } of flags) {
@@ -177,7 +184,7 @@ function reachable(document: DocumentNode, operation: OperationDefinitionNode): 
 }
 
 /** Which arguments one error refuses: none when it is about something else. */
-function flagsOf(error: GraphQLError, index: ArgumentIndex): Flag[] {
+function flagsOf(error: GraphQLError, index: ArgumentIndex, isMissingArgument: (error: GraphQLError) => boolean): Flag[] {
   const node = error.nodes?.length === 1 ? error.nodes[0] : undefined;
   if (!node) return [];
   // Variable coercion (execution): Apollo codes exactly these BAD_USER_INPUT; validation errors
@@ -188,10 +195,18 @@ function flagsOf(error: GraphQLError, index: ArgumentIndex): Flag[] {
   // A literal of the wrong type (ValuesOfCorrectTypeRule reports the value node itself).
   const value = index.values.get(node);
   if (value) return [value];
-  // A required argument left out (ProvidedRequiredArgumentsRule reports the field or directive).
+  // A required argument left out (ProvidedRequiredArgumentsRule reports the field or directive,
+  // once per missing argument): every required argument the node leaves out is flagged.
   const owner = index.owners.get(node);
-  const missing = owner && MISSING.exec(error.message);
-  return owner && missing ? [{ owner, arg: missing[1] }] : [];
+  if (!owner || !isMissingArgument(error)) return [];
+  return owner.args
+    .filter((a) => isRequiredArgument(a) && !owner.node.arguments?.some((n) => n.name.value === a.name))
+    .map((a) => ({ owner, arg: a.name }));
+}
+
+/** One validation error, by where it points and what it says. */
+function ruleKey(error: GraphQLError): string {
+  return JSON.stringify([error.message, error.nodes?.map((n) => n.loc?.start ?? -1) ?? []]);
 }
 
 /** The operation's variables as sent, defaults filled in (graphql-js would apply them too). */

@@ -27,7 +27,7 @@ export const parameters: Record<string, Parameter> = {
     in: 'header',
     required: true,
     description: 'The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users.',
-    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    schema: { type: 'string', pattern: '^[1-9][0-9]*$', example: '1' },
   },
   IfNoneMatch: {
     name: 'If-None-Match',

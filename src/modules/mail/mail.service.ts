@@ -103,7 +103,7 @@ export class MailService {
     if (this.transporter) return this.transporter;
     /* eslint-disable @typescript-eslint/no-require-imports */
     const nodemailer = require('nodemailer') as typeof import('nodemailer');
-    const SMTPTransport = require('nodemailer/lib/smtp-transport') as typeof import('nodemailer/lib/smtp-transport');
+    const SMTPTransport = (require('nodemailer/lib/smtp-transport') as typeof import('nodemailer/lib/smtp-transport')).default;
     /* eslint-enable @typescript-eslint/no-require-imports */
     this.transporter = this.config.smtpUrl
       ? // Built directly: createTransport(url) would drop the timeouts (a black-holed server must not hold the worker for minutes).

@@ -21,7 +21,7 @@ export function plainTextMessage(m: { from: string; to: string; subject: string;
   if (lines.some((line) => Buffer.byteLength(line) > MAX_LINE_OCTETS)) return m;
   // Loaded with the transport, on the first send (mail.service.ts says why).
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- because this function is synchronous and a static import would load nodemailer in processes that never send a mail
-  const MimeNode = require('nodemailer/lib/mime-node') as typeof import('nodemailer/lib/mime-node');
+  const MimeNode = (require('nodemailer/lib/mime-node') as typeof import('nodemailer/lib/mime-node')).default;
   const node = new MimeNode('text/plain; charset=utf-8', { newline: 'windows' });
   node.setHeader({ from: m.from, to: m.to, subject: m.subject });
   // No content is set on the node, so nodemailer keeps this header instead of choosing its own.

@@ -1,0 +1,3 @@
+'use strict';
+// Node's own classes, which its fetch accepts (see package.json's description).
+module.exports = { AbortController: globalThis.AbortController, AbortSignal: globalThis.AbortSignal };
