@@ -115,7 +115,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
         },
       ],
     });
-    // CONTRACT 18: behind METRICS_TOKEN when set; in production without one, not served at all (404).
+    // Behind METRICS_TOKEN when set; in production without one, not served at all (404).
     const guards = metricsGuards({ token: deps.config.metricsToken, production });
     if (guards) mountPath(router, '/metrics', { get: [...guards, metrics.handler] });
     const openapi = openApiHandlers();

@@ -14,7 +14,7 @@ import { ReplicaMonitor, type ReadRouting, type ReplicaState } from './db/replic
  * that share the port (each runs main.ts's server), replaces a worker that dies, and on
  * SIGTERM/SIGINT lets every worker drain before it stops the database.
  *
- * What an idle instance asks of the database does not grow with the workers (CONTRACT 18): the
+ * What an idle instance asks of the database does not grow with the workers: the
  * replicas' lag is measured here, once, and told to every worker after each probe; the
  * background jobs (the mail outbox and its LISTEN, the cleanups, trash retention) run in one
  * worker, chosen here among those that asked, and handed to another when it dies. (Across

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { loadConfig } from './config/config';
 
 /**
- * OpenTelemetry's entry (CONTRACT 18), imported by main.ts right after core/heap and before
+ * OpenTelemetry's entry, imported by main.ts right after core/heap and before
  * anything else: the instrumentations patch `http`, `express`, `pg` and `graphql` as they are
  * required, so the SDK must be running before any of them is. When tracing is off (no
  * OTEL_EXPORTER_OTLP_ENDPOINT nor OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) this module requires

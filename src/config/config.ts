@@ -56,7 +56,7 @@ const envSchema = z.object({
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'only']).optional().default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
   METRICS_TOKEN: z.string().optional(),
-  // OpenTelemetry (CONTRACT 18): tracing is on when an exporter endpoint is set. The SDK reads its
+  // OpenTelemetry: tracing is on when an exporter endpoint is set. The SDK reads its
   // standard variables itself (docs/settings.md lists those it honours); these are checked here so
   // a mistake stops the start with a message naming it rather than a warning in the SDK's log.
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url('must be a URL (http://collector:4318)').optional(),
@@ -105,12 +105,12 @@ export interface Config {
   /** `only`: GraphQL runs manifest documents only (graphql/documents.ts). */
   graphqlTrustedDocuments: 'off' | 'only';
   /**
-   * The bearer token the scraper sends for /metrics (CONTRACT 18). Without it /metrics is open in
+   * The bearer token the scraper sends for /metrics. Without it /metrics is open in
    * development and not served at all in production.
    */
   metricsToken: string | undefined;
   /**
-   * OpenTelemetry traces (CONTRACT 18): on when OTEL_EXPORTER_OTLP_ENDPOINT or
+   * OpenTelemetry traces: on when OTEL_EXPORTER_OTLP_ENDPOINT or
    * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (and OTEL_SDK_DISABLED is not true). The service
    * name is OTEL_SERVICE_NAME, else `service.name` of OTEL_RESOURCE_ATTRIBUTES, else blog-api.
    */

@@ -10,7 +10,7 @@ import { LockMode, type EntityManager, type EntityName, type FilterOptions, type
  * PostgreSQL re-checks the WHERE (the ORM filters included) against the newest version of a row
  * it waited for, so each change sees what the one before it left, and a row that no longer
  * qualifies (restored, trashed, deleted meanwhile) is simply not found. Of conflicting changes
- * exactly one wins; the others answer from the state it left (issue 13).
+ * exactly one wins; the others answer from the state it left.
  *
  * `decide` also gets the transaction, for statements that must commit with the change (the live
  * events' pg_notify, core/events.ts), and may be async.

@@ -9,7 +9,7 @@ import { redactPath } from './redact';
 import { installTracing, type Tracing } from './tracing';
 
 /**
- * OpenTelemetry traces (CONTRACT 18), loaded only when tracing is on (src/telemetry.ts) and
+ * OpenTelemetry traces, loaded only when tracing is on (src/telemetry.ts) and
  * before express, http, pg and graphql are required, so that the instrumentations can patch them.
  *
  * Everything the SDK can take from the standard variables it takes from them: the exporter
@@ -56,7 +56,7 @@ export function startTelemetry(o: { serviceName: string | undefined; sdkLogLevel
         requireParentSpan: true,
         ignoreConnectSpans: true,
         requestHook: (span, info) => {
-          // db.system (CONTRACT 18) beside the current conventions' db.system.name.
+          // db.system beside the current conventions' db.system.name.
           span.setAttribute('db.system', 'postgresql');
           const text = typeof info.query.text === 'string' ? info.query.text : '';
           span.setAttribute('db.query.text', sanitizeSql(text));

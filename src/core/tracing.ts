@@ -1,5 +1,5 @@
 /**
- * What the service's own code asks of tracing (CONTRACT 18), with no OpenTelemetry import: set
+ * What the service's own code asks of tracing, with no OpenTelemetry import: set
  * by core/telemetry.ts when tracing is on (src/telemetry.ts decides, before anything else loads),
  * and `undefined` otherwise, so a call site costs one property read and nothing is loaded.
  */

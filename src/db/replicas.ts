@@ -4,7 +4,7 @@ import { isConnectionError } from '../core/errors';
 import { StatementLog } from './statement-log';
 
 /**
- * Which pool a read goes to: the primary, or a replica that is up and caught up (CONTRACT 15).
+ * Which pool a read goes to: the primary, or a replica that is up and caught up.
  *
  * MikroORM holds the replicas (its `replicas` option, mikro-orm.config.ts) and hands out a 'read'
  * connection, one of them at random, through `em.getConnection('read')`. This module only decides
@@ -16,7 +16,7 @@ import { StatementLog } from './statement-log';
  *   request (jobs) use the primary.
  * - Only a replica in use, as ReplicaMonitor last found it: measured in this process, or, in a
  *   cluster's worker, by the cluster's primary process and told to every worker (src/cluster.ts),
- *   so the probes cost the database the same whatever WEB_CONCURRENCY is (CONTRACT 18).
+ *   so the probes cost the database the same whatever WEB_CONCURRENCY is.
  * - A read that fails on a replica because of the connection (or a recovery conflict) is run
  *   again on the primary, and that replica is skipped until its next good probe.
  */

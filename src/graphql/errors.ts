@@ -48,7 +48,7 @@ const REQUEST_ERROR_CODES = new Set([
 /** The codes the service answers with; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
 const SERVICE_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
 
-/** CONTRACT 17's codes for persisted documents, kept as they are: clients act on them (an APQ link retries with the text). */
+/** The persisted-document error codes, kept as they are: clients act on them (an APQ link retries with the text). */
 const DOCUMENT_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_ONLY']);
 
 function clientCode(code: unknown): string {

@@ -193,7 +193,7 @@ function sendGraphqlErrors(res: Response, graphqlResponse: boolean, errors: Grap
 }
 
 /**
- * The HTTP status of every Apollo answer: 200 under application/json (CONTRACT 12: errors are
+ * The HTTP status of every Apollo answer: 200 under application/json (errors are
  * in the body), and under application/graphql-response+json 200 when the operation ran (`data`
  * present, even null, even with errors) and 4xx when it did not (Apollo's own 4xx kept, e.g. 405
  * for a mutation by GET; otherwise 400 by the error's code, or 503/500 should it be the service's

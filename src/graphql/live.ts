@@ -188,7 +188,7 @@ export class LiveHub {
       if (value === null) return;
       for (const s of [...subs]) s.push({ value, ctx, at: e.at, field: s.spec.field, trace });
     };
-    // With tracing on, one span per event and topic (CONTRACT 18), in the writer's trace.
+    // With tracing on, one span per event and topic, in the writer's trace.
     const t = tracing();
     if (!t) return load();
     return t.delivery({ field: first.spec.field, topic, event: e.type, traceparent: e.tp, subscribers: subs.size }, load);

@@ -168,7 +168,7 @@ export function createMetrics(orm: MikroORM): Metrics {
 }
 
 /**
- * Who may read /metrics (CONTRACT 18): with METRICS_TOKEN, only a request carrying
+ * Who may read /metrics: with METRICS_TOKEN, only a request carrying
  * `Authorization: Bearer <token>` (anything else: 401 with `{message}`); in production without
  * a token nobody (null: the path is not mounted, so it answers 404 as an unknown path does); in
  * development and tests without a token, anyone (an empty list of guards).

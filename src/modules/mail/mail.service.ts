@@ -32,7 +32,7 @@ const CLEANUP_EVERY_MS = 10 * 60_000;
  * is committed with the change that caused it; the worker sends it afterwards, retrying with
  * exponential backoff until the SMTP server accepts it. A send never affects an HTTP answer.
  *
- * What wakes the worker, so that an idle outbox costs the primary almost nothing (CONTRACT 18):
+ * What wakes the worker, so that an idle outbox costs the primary almost nothing:
  * the `mailQueued` NOTIFY that the insert's own transaction sends (a trigger on mail_outbox),
  * heard on the process's LISTEN connection (core/events.ts) by every instance's worker; `kick()`
  * in the enqueuing process; a timer for the next retry of a send that failed here; a drain when
