@@ -107,6 +107,11 @@ class ExpressRestRequest implements RestRequest {
 
   private parsed: RestRequest['query'] | undefined;
 
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
   // Express 5 parses `req.query` anew on every read.
   get query(): RestRequest['query'] {
     return (this.parsed ??= this.req.query as RestRequest['query']);
@@ -130,6 +135,7 @@ function hasBody(req: Request): boolean {
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
 export function respond(res: Response, reply: Reply): void {
+  if ('etag' in reply && reply.etag) res.setHeader('ETag', reply.etag);
   sendJsonText(res, reply.status, replyText(reply));
 }
 

@@ -1,7 +1,7 @@
 import type { AnyZodObject } from 'zod';
-import { forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput } from '../modules/auth/auth.inputs';
+import { changePasswordInput, forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput, updateMeInput } from '../modules/auth/auth.inputs';
 import { createCommentInput } from '../modules/comment/comment.inputs';
-import { createPostInput } from '../modules/post/post.inputs';
+import { createPostInput, updatePostFields } from '../modules/post/post.inputs';
 import { createTenantPostInput } from '../modules/tenant-post/tenant-post.inputs';
 import { jsonSchemaOf } from './from-zod';
 import type { Schema } from './types';
@@ -53,6 +53,17 @@ export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schem
       { token: '5f2b9c0d1e4a7b3c6d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e', password: 'a new long passphrase' },
     ],
     PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }, { title: 'Hello, world', body: 'My first post.' }],
+    PostEditInput: [
+      updatePostFields,
+      { description: `At least one of title and body (else 422); the slug never changes. ${IGNORED}`, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } },
+      { title: 'Hello again' },
+    ],
+    UpdateMeInput: [updateMeInput, { properties: { name: trimmed('1–255 characters') } }, { name: 'Ada Lovelace' }],
+    ChangePasswordInput: [
+      changePasswordInput,
+      { properties: { current_password: { description: 'the password now; wrong → 422 `Current password is incorrect`, counted as a failed login' }, password: passwordBytes } },
+      { current_password: 'correct horse battery', password: 'a new long passphrase' },
+    ],
     CommentInput: [createCommentInput, { properties: { body: trimmed('1–10,000 characters') } }, { body: 'Welcome!' }],
     TenantPostInput: [
       createTenantPostInput,

@@ -5,3 +5,6 @@ export const createCommentInput = bodyObject({
   body: text('body', 1, 10_000),
 });
 export type CreateCommentInput = z.output<typeof createCommentInput>;
+
+/** An edit takes the same body. */
+export const commentBodyInput = createCommentInput;
