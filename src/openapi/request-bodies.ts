@@ -19,7 +19,7 @@ const passwordBytes: Schema = {
   description: `8–${MAX_PASSWORD_BYTES} bytes of UTF-8 (bcrypt reads ${MAX_PASSWORD_BYTES} bytes; longer is rejected, never truncated). ASCII: 8–${MAX_PASSWORD_BYTES} characters.`,
 };
 
-type Notes = { description?: string; properties?: Record<string, Schema> };
+type Notes = { description?: string; properties?: Record<string, Schema>; anyOf?: Schema[] };
 
 function body(input: AnyZodObject, notes: Notes = {}): Schema {
   const schema = jsonSchemaOf(input) as Schema & { properties: Record<string, Schema> };
@@ -27,7 +27,8 @@ function body(input: AnyZodObject, notes: Notes = {}): Schema {
     if (!schema.properties[key]) throw new Error(`request body note for unknown field ${key}`);
     schema.properties[key] = { ...schema.properties[key], ...extra };
   }
-  return notes.description ? { ...schema, description: notes.description } : schema;
+  const out: Schema = notes.anyOf ? { ...schema, anyOf: notes.anyOf } : schema;
+  return notes.description ? { ...out, description: notes.description } : out;
 }
 
 const trimmed = (what: string) => ({ description: `${what}; counted after trimming` });
@@ -55,7 +56,11 @@ export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schem
     PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }, { title: 'Hello, world', body: 'My first post.' }],
     PostEditInput: [
       updatePostFields,
-      { description: `At least one of title and body (else 422); the slug never changes. ${IGNORED}`, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } },
+      {
+        description: `At least one of title and body (else 422); the slug never changes. ${IGNORED}`,
+        properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') },
+        anyOf: [{ required: ['title'], properties: { title: {} } }, { required: ['body'], properties: { body: {} } }],
+      },
       { title: 'Hello again' },
     ],
     UpdateMeInput: [updateMeInput, { properties: { name: trimmed('1–255 characters') } }, { name: 'Ada Lovelace' }],
