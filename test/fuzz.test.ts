@@ -42,7 +42,7 @@ import type { RouteDef } from '../src/http/routes';
  */
 jest.setTimeout(120_000);
 
-const CONTRACT_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE'];
+const CONTRACT_CODES = ['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'PRECONDITION_FAILED', 'PRECONDITION_REQUIRED', 'SERVICE_UNAVAILABLE'];
 /** Stack frames and SQL that must never reach a client. */
 const LEAK = /\n\s*at |\bat [\w.<>]+ \(|\bselect\s|\binsert\s|\bupdate\s+"|\bdelete\s+from|violates|constraint|duplicate key|syntax error at|relation "|column "|mikro|knex|node_modules|\.ts:\d/i;
 /** Tables that record attempts by design (failed logins) or that background jobs change. */

@@ -7,7 +7,7 @@ import type { Operation, Parameter, Schema } from '../src/openapi/types';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { buildPost } from './support/blog';
+import { buildComment, buildPost } from './support/blog';
 
 /**
  * Every example of /openapi.json (what Swagger UI shows) is true of its own operation: it matches
@@ -110,12 +110,14 @@ describe('the examples of the OpenAPI document', () => {
 describe('each 422 example is what the service answers', () => {
   let app: TestApp;
   let postId: number;
+  let commentId: number;
   let token: string;
   beforeAll(async () => {
     app = await startTestApp();
     const admin = await buildUser(app, { role: 'admin' });
     token = admin.token;
     postId = (await buildPost(app, admin.user, { published: true })).id;
+    commentId = (await buildComment(app, { id: postId }, admin.user)).id;
   });
   afterAll(() => app.close());
 
@@ -124,7 +126,7 @@ describe('each 422 example is what the service answers', () => {
     const query = wrong.query ? `?${new URLSearchParams(wrong.query)}` : '';
     // An admin's token and a tenant pass every check that comes before the input's (401, 404, 403).
     const headers: Record<string, string> = { 'x-tenant-id': '1' };
-    const res = await clients(app.url).rest(method.toUpperCase(), path.replace('{id}', String(postId)) + query, { body: wrong.body, token, headers });
+    const res = await clients(app.url).rest(method.toUpperCase(), path.replace('{id}', String(path.startsWith('/comments/') ? commentId : postId)) + query, { body: wrong.body, token, headers });
     expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: op.responses['422'].content!['application/json'].example });
   });
 });

@@ -389,7 +389,7 @@ describe('routing edges', () => {
   it('a known path with the wrong method → 405 with Allow', async () => {
     const r = await api.rest('PUT', '/posts/1');
     expect([r.status, r.body]).toEqual([405, { message: 'Method not allowed' }]);
-    expect(r.headers.get('allow')).toBe('DELETE, GET, HEAD');
+    expect(r.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
     const t = await api.rest('POST', '/trash');
     expect(t.status).toBe(405);
     expect(t.headers.get('allow')).toBe('DELETE, GET, HEAD');

@@ -47,16 +47,22 @@ it('mutations: names, arguments and types', () => {
       'verifyEmail(token: String!): Message!',
       'resendVerification(): Message!',
       'createPost(body: String!, title: String!): Post!',
-      'publishPost(id: Int!): Post!',
-      'deletePost(id: Int!): Message!',
-      'restorePost(id: Int!): Post!',
+      'publishPost(id: Int!, ifMatch: String): Post!',
+      'deletePost(id: Int!, ifMatch: String): Message!',
+      'restorePost(id: Int!, ifMatch: String): Post!',
       'addComment(body: String!, postId: Int!): Comment!',
       'restoreFromTrash(id: Int!): Post!',
       'deleteFromTrash(id: Int!): Message!',
       'purgeTrash(): PurgeResult!',
-      'deleteUser(id: Int!): Message!',
+      'deleteUser(id: Int!, ifMatch: String): Message!',
       'restoreUser(id: Int!): User!',
       'createTenantPost(body: String!, title: String!): TenantPost!',
+      // Edits and conditional writes: `ifMatch` on every write to an existing post, comment or user.
+      'updatePost(body: String, id: Int!, ifMatch: String, title: String): Post!',
+      'updateComment(body: String!, id: Int!, ifMatch: String): Comment!',
+      'deleteComment(id: Int!, ifMatch: String): Message!',
+      'updateMe(ifMatch: String, name: String!): User!',
+      'changePassword(currentPassword: String!, ifMatch: String, password: String!): AuthPayload!',
     ].sort(),
   );
 });
@@ -66,13 +72,13 @@ it('object types: section 4 in camelCase, timestamps DateTimeISO, authors {id, n
   expect(fields('AuthPayload')).toEqual({ token: 'String!', user: 'User!' });
   expect(fields('Message')).toEqual({ message: 'String!' });
   expect(fields('PurgeResult')).toEqual({ message: 'String!', count: 'Int!' });
-  expect(fields('User')).toEqual({ id: 'Int!', name: 'String!', email: 'String!', role: 'String!', emailVerifiedAt: 'DateTimeISO', createdAt: T, updatedAt: T, posts: '[Post!]!' });
+  expect(fields('User')).toEqual({ id: 'Int!', name: 'String!', email: 'String!', role: 'String!', emailVerifiedAt: 'DateTimeISO', createdAt: T, updatedAt: T, posts: '[Post!]!', etag: 'String!' });
   expect(fields('Author')).toEqual({ id: 'Int!', name: 'String!' });
   expect(fields('Post')).toEqual({
     id: 'Int!', userId: 'Int!', title: 'String!', slug: 'String!', body: 'String!', published: 'Boolean!', publishedAt: 'DateTimeISO',
-    createdAt: T, updatedAt: T, deletedAt: 'DateTimeISO', user: 'Author', comments: '[Comment!]!', commentsCount: 'Int!',
+    createdAt: T, updatedAt: T, deletedAt: 'DateTimeISO', user: 'Author', comments: '[Comment!]!', commentsCount: 'Int!', etag: 'String!',
   });
-  expect(fields('Comment')).toEqual({ id: 'Int!', postId: 'Int!', userId: 'Int!', body: 'String!', createdAt: T, updatedAt: T, user: 'Author' });
+  expect(fields('Comment')).toEqual({ id: 'Int!', postId: 'Int!', userId: 'Int!', body: 'String!', createdAt: T, updatedAt: T, user: 'Author', etag: 'String!' });
   expect(fields('TenantPost')).toEqual({ id: 'Int!', tenantId: 'Int!', title: 'String!', body: 'String!', createdAt: T, updatedAt: T });
   const direction = schema.getType('Direction');
   expect(isEnumType(direction) && direction.getValues().map((v) => v.name)).toEqual(['ASC', 'DESC']);

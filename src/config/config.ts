@@ -52,6 +52,7 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
   PUBLIC_CACHE_SECONDS: intSetting(0).pipe(z.number().max(31_536_000, 'must be at most 31536000 (a year)')),
+  REQUIRE_IF_MATCH: z.enum(['true', 'false'], { message: 'must be true or false' }).optional().default('false').transform((v) => v === 'true'),
   GRAPHQL_DOCUMENTS: z.string().optional(),
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'only']).optional().default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),
@@ -100,6 +101,8 @@ export interface Config {
   logLevel: string;
   /** max-age of public reads (GET /posts, GET /posts/:id, anonymous GraphQL GET queries); 0 = revalidate each time. */
   publicCacheSeconds: number;
+  /** A write to an existing post, comment or user without If-Match (GraphQL `ifMatch`) answers 428. */
+  requireIfMatch: boolean;
   /** The trusted documents manifest (GRAPHQL_DOCUMENTS), read and checked at start. */
   graphqlDocuments: DocumentManifest | undefined;
   /** `only`: GraphQL runs manifest documents only (graphql/documents.ts). */
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     threadpoolNice: e.THREADPOOL_NICE,
     logLevel: e.LOG_LEVEL,
     publicCacheSeconds: e.PUBLIC_CACHE_SECONDS,
+    requireIfMatch: e.REQUIRE_IF_MATCH,
     graphqlDocuments,
     graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS,
     metricsToken: e.METRICS_TOKEN,

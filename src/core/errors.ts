@@ -11,6 +11,8 @@ export type ErrorKind =
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
+  | 'PRECONDITION_FAILED'
+  | 'PRECONDITION_REQUIRED'
   | 'UNAVAILABLE'
   | 'INTERNAL';
 
@@ -23,6 +25,8 @@ const KINDS: Record<ErrorKind, { status: number; code: string }> = {
   METHOD_NOT_ALLOWED: { status: 405, code: 'METHOD_NOT_ALLOWED' },
   PAYLOAD_TOO_LARGE: { status: 413, code: 'BAD_USER_INPUT' },
   RATE_LIMITED: { status: 429, code: 'TOO_MANY_REQUESTS' },
+  PRECONDITION_FAILED: { status: 412, code: 'PRECONDITION_FAILED' },
+  PRECONDITION_REQUIRED: { status: 428, code: 'PRECONDITION_REQUIRED' },
   UNAVAILABLE: { status: 503, code: 'SERVICE_UNAVAILABLE' },
   INTERNAL: { status: 500, code: 'INTERNAL_SERVER_ERROR' },
 };
@@ -42,6 +46,8 @@ export class AppError extends Error {
     readonly errors?: FieldError[],
     /** Seconds until a rate-limited caller may try again (REST sends it as Retry-After). */
     readonly retryAfter?: number,
+    /** The resource's current strong ETag, on a failed precondition (REST sends it as ETag). */
+    readonly etag?: string,
   ) {
     super(message);
     this.name = 'AppError';
@@ -70,6 +76,13 @@ export class AppError extends Error {
   }
   static tooManyRequests(retryAfter: number) {
     return new AppError('RATE_LIMITED', 'Too many requests', undefined, Math.max(1, Math.ceil(retryAfter)));
+  }
+  /** If-Match named another version of the resource than its current one, `etag`. */
+  static preconditionFailed(etag: string) {
+    return new AppError('PRECONDITION_FAILED', 'Precondition failed', undefined, undefined, etag);
+  }
+  static preconditionRequired() {
+    return new AppError('PRECONDITION_REQUIRED', 'Precondition required');
   }
   static unavailable() {
     return new AppError('UNAVAILABLE', 'Service unavailable');

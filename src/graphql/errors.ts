@@ -35,6 +35,7 @@ export function formatError(log: Logger) {
     const extensions: Record<string, unknown> = { code: appError.code };
     if (appError.errors) extensions.errors = appError.errors;
     if (appError.retryAfter) extensions.retryAfter = appError.retryAfter;
+    if (appError.etag) extensions.etag = appError.etag;
     return { message: appError.message, locations: formatted.locations, path: formatted.path, extensions };
   };
 }
@@ -46,7 +47,7 @@ const REQUEST_ERROR_CODES = new Set([
 ]);
 
 /** The codes the service answers with; everything Apollo reports about a malformed request is BAD_USER_INPUT. */
-const SERVICE_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
+const SERVICE_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'BAD_USER_INPUT', 'TOO_MANY_REQUESTS', 'PRECONDITION_FAILED', 'PRECONDITION_REQUIRED', 'SERVICE_UNAVAILABLE', 'INTERNAL_SERVER_ERROR']);
 
 /** The persisted-document error codes, kept as they are: clients act on them (an APQ link retries with the text). */
 const DOCUMENT_CODES = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_ONLY']);

@@ -39,7 +39,7 @@ export const LIMITS = { maxDepth: 8, maxCost: 5000, listFactor: 10, maxAliases: 
  * Each of these spends a bcrypt hash, a mail or a token check: a document may hold one,
  * or a single request could register 40 accounts and spend seconds of the shared bcrypt pool.
  */
-const ACCOUNT_MUTATIONS: ReadonlySet<string> = new Set(['register', 'login', 'forgotPassword', 'resetPassword', 'verifyEmail', 'resendVerification']);
+const ACCOUNT_MUTATIONS: ReadonlySet<string> = new Set(['register', 'login', 'forgotPassword', 'resetPassword', 'verifyEmail', 'resendVerification', 'changePassword']);
 
 /**
  * Selections one walk may visit. Every field but `__typename` costs at least 1, so a query within

@@ -1,5 +1,5 @@
-import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { entityTag } from '../core/etag';
 
 /**
  * HTTP caching of public reads: `GET /posts`, `GET /posts/:id` and anonymous GraphQL queries by
@@ -20,15 +20,6 @@ function publicCacheControl(seconds: number): string {
 /** No Authorization and no tenant header: the answer is the same for every such caller. */
 export function anonymous(req: IncomingMessage): boolean {
   return !req.headers.authorization && req.headers['x-tenant-id'] === undefined;
-}
-
-/**
- * A strong entity tag for `text` (and what distinguishes another representation of the same
- * text, e.g. its media type): its SHA-1, base64url, quoted. Not a secret, only a fingerprint:
- * hashing is ~2 us for a 10 kB page, so the full answer costs nothing measurable more.
- */
-function entityTag(text: string, variant = ''): string {
-  return `"${hash('sha1', variant ? variant + '\n' + text : text, 'base64url')}"`;
 }
 
 /**

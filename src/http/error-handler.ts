@@ -6,6 +6,7 @@ import { redactPath } from '../core/redact';
 /** Writes an error answer; any ServerResponse (Express's is one). */
 export function sendError(res: ServerResponse, err: AppError): void {
   if (err.retryAfter) res.setHeader('Retry-After', String(err.retryAfter));
+  if (err.etag) res.setHeader('ETag', err.etag);
   const body: Record<string, unknown> = { message: err.message };
   if (err.errors) body.errors = err.errors;
   sendJsonText(res, err.status, JSON.stringify(body));

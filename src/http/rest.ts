@@ -87,6 +87,11 @@ class ExpressRestRequest implements RestRequest {
 
   private parsed: RestRequest['query'] | undefined;
 
+  header(name: string): string | undefined {
+    const v = this.req.headers[name];
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+
   // Express 5 parses `req.query` anew on every read.
   get query(): RestRequest['query'] {
     return (this.parsed ??= this.req.query as RestRequest['query']);
@@ -110,6 +115,7 @@ function hasBody(req: Request): boolean {
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
 function respond(res: Response, reply: Reply): void {
+  if ('etag' in reply && reply.etag) res.setHeader('ETag', reply.etag);
   // 204 carries no body at all (RFC 9110).
   if (reply.status === 204) return void res.status(204).end();
   sendJsonText(res, reply.status, replyText(reply));

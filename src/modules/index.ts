@@ -2,6 +2,7 @@ import type { RouteDef } from '../http/routes';
 import { AuthResolver } from './auth/auth.resolver';
 import { authRoutes } from './auth/auth.routes';
 import { CommentResolver } from './comment/comment.resolver';
+import { commentRoutes } from './comment/comment.routes';
 import { PostResolver, UserPostsResolver } from './post/post.resolver';
 import { postRoutes } from './post/post.routes';
 import type { Services } from './services';
@@ -28,6 +29,7 @@ export function restRoutes(services: Services): RouteDef[] {
   return [
     // The busiest paths first: Express tests routes in this order.
     ...postRoutes(services),
+    ...commentRoutes(services),
     ...trashRoutes(services),
     ...tenantPostRoutes(services),
     ...userRoutes(services),

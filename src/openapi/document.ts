@@ -1,3 +1,4 @@
+import { etagExample } from './examples';
 import { parameters } from './parameters';
 import { adminPaths } from './paths.admin';
 import { authPaths } from './paths.auth';
@@ -61,7 +62,11 @@ export function buildOpenApiDocument(): OpenApiDocument {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /auth/register or /auth/login' } },
       headers: {
         RequestId: { description: 'The request id (the caller\'s `x-request-id` when sane, else a generated UUID)', schema: { type: 'string' } },
-        ETag: { description: 'Strong entity tag of this answer (a hash of its bytes); sent only to anonymous callers', schema: { type: 'string', pattern: '^"[^"]*"$', example: '"EFAlOux7Kcr_ZEgGkn2r-oFAbu4"' } },
+        ETag: {
+          description:
+            'Strong entity tag of this answer (a hash of its JSON text). One post, comment or user carries it on every answer (the same JSON has the same tag on every route, and GraphQL `etag` is that tag): send it back as `If-Match` to write only that version. Lists carry it for anonymous callers only.',
+          schema: { type: 'string', pattern: '^"[^"]*"$', example: etagExample },
+        },
         CacheControl: {
           description: '`public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer',
           schema: { type: 'string' },

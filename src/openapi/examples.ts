@@ -1,4 +1,5 @@
 import { AppError, type FieldError } from '../core/errors';
+import { entityTag } from '../core/etag';
 
 /**
  * The document's examples. Success examples are one small, consistent blog (Ada's post with
@@ -44,6 +45,13 @@ export const newPostExample = {
 export const publishedPostExample = { ...newPostExample, published: true, published_at: at(20), updated_at: at(20) };
 export const commentedPostExample = { ...publishedPostExample, comments: [commentExample], comments_count: 1 };
 export const trashedPostExample = { ...commentedPostExample, deleted_at: at(40), updated_at: at(40) };
+
+/** After `PATCH /posts/12 {"title": "Hello again"}`: the slug stays. */
+export const editedPostExample = { ...commentedPostExample, title: 'Hello again', updated_at: at(50) };
+export const editedCommentExample = { ...commentExample, body: 'Welcome back!', updated_at: at(51) };
+
+/** The ETag of commentedPostExample's JSON: what GET /posts/12 would carry for it. */
+export const etagExample = entityTag(JSON.stringify(commentedPostExample));
 
 export const tenantPostExample = { id: 3, tenant_id: 1, title: 'Acme news', body: 'Only tenant 1 sees this.', created_at: at(5), updated_at: at(5) };
 

@@ -19,6 +19,7 @@ function errorResponse(status: number, messages: string[], invalid?: Invalid): R
     headers: { ...requestIdHeader },
     content: json(schema, status === 422 ? invalid!.answer : { message: messages[0] }),
   };
+  if (status === 412) response.headers!.ETag = { $ref: '#/components/headers/ETag' };
   if (status === 429) response.headers!['Retry-After'] = { description: 'seconds until the caller may try again', schema: { type: 'integer', minimum: 1 } };
   return response;
 }
@@ -52,6 +53,13 @@ export interface OperationSpec {
    * If-None-Match, and answers 304 without a body when the tag matches.
    */
   cached?: boolean;
+  /** Its success answer is one post, comment or user: it carries that JSON's strong ETag. */
+  tagged?: boolean;
+  /**
+   * A write to an existing post, comment or user: takes If-Match (412 with the current ETag when
+   * stale; 428 without it under REQUIRE_IF_MATCH).
+   */
+  conditional?: boolean;
 }
 
 type Invalid = ReturnType<typeof rejected>;
@@ -82,6 +90,7 @@ export function operation(spec: OperationSpec): Operation {
         : json(spec.success.schema, spec.success.example),
     },
   };
+  if (spec.tagged || spec.cached) responses[spec.success.status].headers!.ETag = cacheHeaders.ETag;
   if (spec.cached) {
     Object.assign(responses[spec.success.status].headers!, cacheHeaders);
     responses['304'] = {
@@ -92,6 +101,7 @@ export function operation(spec: OperationSpec): Operation {
   // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
   if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
   const errors = { ...spec.errors };
+  if (spec.conditional) Object.assign(errors, PRECONDITION_ERRORS);
   // Any request may carry a body, and it is read before the route runs (a 400 comes before 401, 404, 403 and 422).
   errors[400] = [...new Set([...(errors[400] ?? []), ...BODY_400])];
   errors[413] = ['Payload too large'];
@@ -108,7 +118,7 @@ export function operation(spec: OperationSpec): Operation {
   const op: Operation = { operationId: spec.id, summary: spec.summary, tags: [spec.tag], responses };
   if (spec.description) op.description = spec.description;
   op.security = spec.auth === true ? [{ bearerAuth: [] }] : spec.auth === 'optional' ? [{}, { bearerAuth: [] }] : [];
-  const params = spec.cached ? [...(spec.params ?? []), 'IfNoneMatch'] : spec.params;
+  const params = spec.cached ? [...(spec.params ?? []), 'IfNoneMatch'] : spec.conditional ? [...(spec.params ?? []), 'IfMatch'] : spec.params;
   if (params?.length) op.parameters = params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
   if (spec.body) op.requestBody = { required: true, content: json(spec.body, REQUEST_BODIES[bodyName(spec.body)]?.example) };
   return op;
@@ -118,5 +128,7 @@ const BODY_400 = ['Malformed JSON', 'Malformed request body', 'Unsupported conte
 
 /** The 401 messages of the authenticate step: no token, a token that fails its checks, a token of a deleted user. */
 export const AUTH_401 = ['Unauthenticated', 'Invalid token', 'User not found'];
+/** A conditional write's answers to a stale If-Match, and to none under REQUIRE_IF_MATCH. */
+const PRECONDITION_ERRORS = { 412: ['Precondition failed'], 428: ['Precondition required'] };
 /** Every route that reads the database answers 503 while it is unreachable. */
 export const DB_503 = { 503: ['Service unavailable'] };

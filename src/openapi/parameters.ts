@@ -1,3 +1,4 @@
+import { etagExample } from './examples';
 import type { Parameter } from './types';
 
 const int32 = { type: 'integer', minimum: 1, maximum: 2147483647 };
@@ -35,6 +36,15 @@ export const parameters: Record<string, Parameter> = {
     description: 'An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304.',
     schema: { type: 'string' },
   },
+  IfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    description:
+      'Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).',
+    schema: { type: 'string' },
+    example: etagExample,
+  },
+  CommentId: { name: 'id', in: 'path', required: true, description: 'Comment id; anything but a positive 32-bit integer → 404.', schema: int32 },
   VerifyToken: { name: 'token', in: 'path', required: true, description: 'The verification token from the email (never logged).', schema: { type: 'string' } },
 };
 

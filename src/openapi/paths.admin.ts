@@ -4,6 +4,7 @@ import { LIST_PARAMS } from './parameters';
 import { AUTH_401, DB_503, operation } from './operation';
 import { adminUserExample, pageExample, rejected, userExample } from './examples';
 import { ref, type Paths } from './types';
+import { IF_MATCH_NOTE } from './paths.posts';
 
 const GUARD = { 401: AUTH_401, 403: ['Forbidden'] };
 
@@ -27,11 +28,12 @@ export const adminPaths: Paths = {
       id: 'deleteUser',
       tag: 'admin',
       summary: 'Soft-delete a user',
-      description: 'The user can no longer log in and their tokens stop working; their email stays taken.',
+      description: `The user can no longer log in and their tokens stop working; their email stays taken. ${IF_MATCH_NOTE} (The tag is the user's: GraphQL \`adminUsers { data { etag } }\`, or what \`GET /auth/me\` sends that user.)`,
       auth: true,
       params: ['UserId'],
       success: { status: 200, description: 'Deleted', schema: ref('Message'), example: { message: 'User deleted' } },
       errors: { ...GUARD, 404: ['User not found'], ...DB_503 },
+      conditional: true,
     }),
   },
   '/admin/users/{id}/restore': {
@@ -42,6 +44,7 @@ export const adminPaths: Paths = {
       auth: true,
       params: ['UserId'],
       success: { status: 200, description: 'The restored user', schema: ref('User'), example: userExample },
+      tagged: true,
       errors: { ...GUARD, 404: ['User not found'], ...DB_503 },
     }),
   },

@@ -1,6 +1,7 @@
 import { AUTH_401, DB_503, operation } from './operation';
 import { tokenExample, userExample } from './examples';
 import { ref, type Paths } from './types';
+import { IF_MATCH_NOTE } from './paths.posts';
 
 const RATE = { 429: ['Too many requests'] };
 const msg = (text: string) => ({ schema: ref('Message'), example: { message: text } });
@@ -86,6 +87,34 @@ export const authPaths: Paths = {
       auth: true,
       success: { status: 200, description: 'The bare user object', schema: ref('User'), example: userExample },
       errors: { 401: AUTH_401, ...RATE, ...DB_503 },
+      tagged: true,
+    }),
+    patch: operation({
+      id: 'updateMe',
+      tag: 'auth',
+      summary: 'Rename yourself',
+      description: `Only \`name\` is taken; other fields are ignored. ${IF_MATCH_NOTE}`,
+      auth: true,
+      body: ref('UpdateMeInput'),
+      success: { status: 200, description: 'The user', schema: ref('User'), example: { ...userExample, name: 'Ada Lovelace', updated_at: '2026-11-22T10:52:00.000Z' } },
+      errors: { 401: AUTH_401, ...RATE, ...DB_503 },
+      invalid: { body: { name: ' ' } },
+      tagged: true,
+      conditional: true,
+    }),
+  },
+  '/auth/change-password': {
+    post: operation({
+      id: 'changePassword',
+      tag: 'auth',
+      summary: 'Change your password',
+      description: `Every access token issued before (this one included) is revoked, as after a reset; the answer carries a fresh one. A wrong \`current_password\` is 422 \`Current password is incorrect\` and counts as a failed login for your email from this IP: after 10 in 15 minutes, 429 until the window passes (as \`POST /auth/login\`). ${IF_MATCH_NOTE} (The tag is the user's, as \`GET /auth/me\` sends it.)`,
+      auth: true,
+      body: ref('ChangePasswordInput'),
+      success: { status: 200, description: 'Changed, with a fresh access token', schema: ref('PasswordChanged'), example: { message: 'Password changed', token: tokenExample } },
+      errors: { 401: AUTH_401, 422: ['Validation failed', 'Current password is incorrect'], ...RATE, ...DB_503 },
+      invalid: { body: { current_password: '', password: 'short' } },
+      conditional: true,
     }),
   },
   '/reset-password': {

@@ -1,14 +1,17 @@
 import { listRequestFromQuery } from '../core/pagination';
 import { parseAll, parseInput } from '../core/validation';
-import { postFiltersInput } from '../modules/post/post.inputs';
+import { postFiltersInput, updatePostInput } from '../modules/post/post.inputs';
+import { createCommentInput } from '../modules/comment/comment.inputs';
 import { listOf } from './schemas';
 import { LIST_PARAMS } from './parameters';
 import { AUTH_401, DB_503, operation } from './operation';
-import { commentedPostExample, commentExample, newPostExample, pageExample, publishedPostExample, rejected } from './examples';
+import { commentedPostExample, commentExample, editedCommentExample, editedPostExample, newPostExample, pageExample, publishedPostExample, rejected } from './examples';
 import { ref, type Paths } from './types';
 
 const OWNER = { 401: AUTH_401, 404: ['Post not found'], 403: ['Forbidden'] };
 const OWNER_NOTE = 'The post\'s author, or role `moderator`/`admin`; others get 403.';
+/** What every conditional write adds to its description. */
+export const IF_MATCH_NOTE = 'Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.';
 
 export const postPaths: Paths = {
   '/posts': {
@@ -32,6 +35,7 @@ export const postPaths: Paths = {
       auth: true,
       body: ref('PostInput'),
       success: { status: 201, description: 'The created post', schema: ref('Post'), example: newPostExample },
+      tagged: true,
       errors: { 401: AUTH_401, ...DB_503 },
       invalid: { body: { title: ' ', body: '' } },
     }),
@@ -45,16 +49,32 @@ export const postPaths: Paths = {
       success: { status: 200, description: 'The post with its author and comments', schema: ref('Post'), example: commentedPostExample },
       errors: { 404: ['Post not found'], ...DB_503 },
       cached: true,
+      tagged: true,
+    }),
+    patch: operation({
+      id: 'updatePost',
+      tag: 'posts',
+      summary: 'Edit a post',
+      description: `${OWNER_NOTE} Title and/or body, at least one; the slug does not change. A trashed post answers 404. ${IF_MATCH_NOTE}`,
+      auth: true,
+      params: ['PostId'],
+      body: ref('PostEditInput'),
+      success: { status: 200, description: 'The edited post', schema: ref('Post'), example: editedPostExample },
+      errors: { ...OWNER, ...DB_503 },
+      invalid: rejected({ body: {} }, ({ body }) => parseInput(updatePostInput, body)),
+      tagged: true,
+      conditional: true,
     }),
     delete: operation({
       id: 'deletePost',
       tag: 'posts',
       summary: 'Move a post to the trash',
-      description: OWNER_NOTE,
+      description: `${OWNER_NOTE} ${IF_MATCH_NOTE}`,
       auth: true,
       params: ['PostId'],
       success: { status: 200, description: 'Trashed', schema: ref('Message'), example: { message: 'Post deleted' } },
       errors: { ...OWNER, ...DB_503 },
+      conditional: true,
     }),
   },
   '/posts/{id}/publish': {
@@ -62,11 +82,13 @@ export const postPaths: Paths = {
       id: 'publishPost',
       tag: 'posts',
       summary: 'Publish a post',
-      description: `${OWNER_NOTE} Publishing a published post returns it unchanged.`,
+      description: `${OWNER_NOTE} Publishing a published post returns it unchanged. ${IF_MATCH_NOTE}`,
       auth: true,
       params: ['PostId'],
       success: { status: 200, description: 'The post, published', schema: ref('Post'), example: publishedPostExample },
       errors: { ...OWNER, ...DB_503 },
+      tagged: true,
+      conditional: true,
     }),
   },
   '/posts/{id}/restore': {
@@ -74,11 +96,13 @@ export const postPaths: Paths = {
       id: 'restorePost',
       tag: 'posts',
       summary: 'Restore a trashed post',
-      description: `${OWNER_NOTE} Looked up including trashed posts; an active post is returned unchanged.`,
+      description: `${OWNER_NOTE} Looked up including trashed posts; an active post is returned unchanged. ${IF_MATCH_NOTE}`,
       auth: true,
       params: ['PostId'],
       success: { status: 200, description: 'The restored post', schema: ref('Post'), example: commentedPostExample },
       errors: { ...OWNER, ...DB_503 },
+      tagged: true,
+      conditional: true,
     }),
   },
   '/posts/{id}/comments': {
@@ -91,8 +115,36 @@ export const postPaths: Paths = {
       params: ['PostId'],
       body: ref('CommentInput'),
       success: { status: 201, description: 'The created comment', schema: ref('Comment'), example: commentExample },
+      tagged: true,
       errors: { 401: AUTH_401, 404: ['Post not found'], ...DB_503 },
       invalid: { body: { body: '' } },
+    }),
+  },
+  '/comments/{id}': {
+    patch: operation({
+      id: 'updateComment',
+      tag: 'posts',
+      summary: 'Edit a comment',
+      description: `The comment's author, or role \`moderator\`/\`admin\`; others get 403. A comment on a trashed post answers 404. ${IF_MATCH_NOTE}`,
+      auth: true,
+      params: ['CommentId'],
+      body: ref('CommentInput'),
+      success: { status: 200, description: 'The edited comment', schema: ref('Comment'), example: editedCommentExample },
+      errors: { 401: AUTH_401, 404: ['Comment not found'], 403: ['Forbidden'], ...DB_503 },
+      invalid: rejected({ body: { body: '' } }, ({ body }) => parseInput(createCommentInput, body)),
+      tagged: true,
+      conditional: true,
+    }),
+    delete: operation({
+      id: 'deleteComment',
+      tag: 'posts',
+      summary: 'Delete a comment for good',
+      description: `The comment's author, the post's author, or role \`moderator\`/\`admin\`; others get 403. A comment on a trashed post answers 404. ${IF_MATCH_NOTE}`,
+      auth: true,
+      params: ['CommentId'],
+      success: { status: 200, description: 'Deleted', schema: ref('Message'), example: { message: 'Comment deleted' } },
+      errors: { 401: AUTH_401, 404: ['Comment not found'], 403: ['Forbidden'], ...DB_503 },
+      conditional: true,
     }),
   },
 };

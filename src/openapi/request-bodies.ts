@@ -1,7 +1,7 @@
 import type { AnyZodObject } from 'zod';
-import { forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput } from '../modules/auth/auth.inputs';
+import { changePasswordInput, forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput, updateMeInput } from '../modules/auth/auth.inputs';
 import { createCommentInput } from '../modules/comment/comment.inputs';
-import { createPostInput } from '../modules/post/post.inputs';
+import { createPostInput, updatePostFields } from '../modules/post/post.inputs';
 import { createTenantPostInput } from '../modules/tenant-post/tenant-post.inputs';
 import { jsonSchemaOf } from './from-zod';
 import type { Schema } from './types';
@@ -19,7 +19,7 @@ const passwordBytes: Schema = {
   description: `8–${MAX_PASSWORD_BYTES} bytes of UTF-8 (bcrypt reads ${MAX_PASSWORD_BYTES} bytes; longer is rejected, never truncated). ASCII: 8–${MAX_PASSWORD_BYTES} characters.`,
 };
 
-type Notes = { description?: string; properties?: Record<string, Schema> };
+type Notes = { description?: string; properties?: Record<string, Schema>; anyOf?: Schema[] };
 
 function body(input: AnyZodObject, notes: Notes = {}): Schema {
   const schema = jsonSchemaOf(input) as Schema & { properties: Record<string, Schema> };
@@ -27,7 +27,8 @@ function body(input: AnyZodObject, notes: Notes = {}): Schema {
     if (!schema.properties[key]) throw new Error(`request body note for unknown field ${key}`);
     schema.properties[key] = { ...schema.properties[key], ...extra };
   }
-  return notes.description ? { ...schema, description: notes.description } : schema;
+  const out: Schema = notes.anyOf ? { ...schema, anyOf: notes.anyOf } : schema;
+  return notes.description ? { ...out, description: notes.description } : out;
 }
 
 const trimmed = (what: string) => ({ description: `${what}; counted after trimming` });
@@ -53,6 +54,21 @@ export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schem
       { token: '5f2b9c0d1e4a7b3c6d8e9f0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e', password: 'a new long passphrase' },
     ],
     PostInput: [createPostInput, { description: IGNORED, properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } }, { title: 'Hello, world', body: 'My first post.' }],
+    PostEditInput: [
+      updatePostFields,
+      {
+        description: `At least one of title and body (else 422); the slug never changes. ${IGNORED}`,
+        properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') },
+        anyOf: [{ required: ['title'], properties: { title: {} } }, { required: ['body'], properties: { body: {} } }],
+      },
+      { title: 'Hello again' },
+    ],
+    UpdateMeInput: [updateMeInput, { properties: { name: trimmed('1–255 characters') } }, { name: 'Ada Lovelace' }],
+    ChangePasswordInput: [
+      changePasswordInput,
+      { properties: { current_password: { description: 'the password now; wrong → 422 `Current password is incorrect`, counted as a failed login' }, password: passwordBytes } },
+      { current_password: 'correct horse battery', password: 'a new long passphrase' },
+    ],
     CommentInput: [createCommentInput, { properties: { body: trimmed('1–10,000 characters') } }, { body: 'Welcome!' }],
     TenantPostInput: [
       createTenantPostInput,

@@ -101,6 +101,9 @@ export const schemas: Record<string, Schema> = {
   }),
   AuthResult: object({ user: ref('User'), token: { type: 'string', description: 'JWT HS256 access token, valid 7 days' } }),
   Message: object({ message: { type: 'string' } }),
+  PasswordChanged: object(
+    { message: { type: 'string', const: 'Password changed' }, token: { type: 'string', description: 'A fresh access token: every token issued before the change is revoked' } },
+  ),
   PurgeResult: object({ message: { type: 'string', examples: ['Permanently deleted 3 posts'] }, count: { type: 'integer', minimum: 0 } }),
   FieldError: object({
     field: { type: ['string', 'null'], description: 'the input field; null for the body as a whole' },

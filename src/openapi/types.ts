@@ -7,6 +7,7 @@ export interface Parameter {
   required?: boolean;
   description?: string;
   schema: Schema;
+  example?: unknown;
 }
 
 export interface Response {

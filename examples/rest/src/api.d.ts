@@ -138,6 +138,30 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Rename yourself
+         * @description Only `name` is taken; other fields are ignored. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
+         */
+        patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/auth/change-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your password
+         * @description Every access token issued before (this one included) is revoked, as after a reset; the answer carries a fresh one. A wrong `current_password` is 422 `Current password is incorrect` and counts as a failed login for your email from this IP: after 10 in 15 minutes, 429 until the window passes (as `POST /auth/login`). Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422. (The tag is the user's, as `GET /auth/me` sends it.)
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -218,12 +242,16 @@ export interface paths {
         post?: never;
         /**
          * Move a post to the trash
-         * @description The post's author, or role `moderator`/`admin`; others get 403.
+         * @description The post's author, or role `moderator`/`admin`; others get 403. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
          */
         delete: operations["deletePost"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit a post
+         * @description The post's author, or role `moderator`/`admin`; others get 403. Title and/or body, at least one; the slug does not change. A trashed post answers 404. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
+         */
+        patch: operations["updatePost"];
         trace?: never;
     };
     "/posts/{id}/publish": {
@@ -241,7 +269,7 @@ export interface paths {
         head?: never;
         /**
          * Publish a post
-         * @description The post's author, or role `moderator`/`admin`; others get 403. Publishing a published post returns it unchanged.
+         * @description The post's author, or role `moderator`/`admin`; others get 403. Publishing a published post returns it unchanged. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
          */
         patch: operations["publishPost"];
         trace?: never;
@@ -261,7 +289,7 @@ export interface paths {
         head?: never;
         /**
          * Restore a trashed post
-         * @description The post's author, or role `moderator`/`admin`; others get 403. Looked up including trashed posts; an active post is returned unchanged.
+         * @description The post's author, or role `moderator`/`admin`; others get 403. Looked up including trashed posts; an active post is returned unchanged. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
          */
         patch: operations["restorePost"];
         trace?: never;
@@ -284,6 +312,30 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/comments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a comment for good
+         * @description The comment's author, the post's author, or role `moderator`/`admin`; others get 403. A comment on a trashed post answers 404. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
+         */
+        delete: operations["deleteComment"];
+        options?: never;
+        head?: never;
+        /**
+         * Edit a comment
+         * @description The comment's author, or role `moderator`/`admin`; others get 403. A comment on a trashed post answers 404. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422.
+         */
+        patch: operations["updateComment"];
         trace?: never;
     };
     "/trash": {
@@ -382,7 +434,7 @@ export interface paths {
         post?: never;
         /**
          * Soft-delete a user
-         * @description The user can no longer log in and their tokens stop working; their email stays taken.
+         * @description The user can no longer log in and their tokens stop working; their email stays taken. Takes `If-Match` (the `ETag` of an earlier answer, or `*`): a stale tag answers 412 with the current `ETag` and writes nothing; checked after 401/404/403 and before 422. (The tag is the user's: GraphQL `adminUsers { data { etag } }`, or what `GET /auth/me` sends that user.)
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -674,6 +726,12 @@ export interface components {
         Message: {
             message: string;
         };
+        PasswordChanged: {
+            /** @constant */
+            message: "Password changed";
+            /** @description A fresh access token: every token issued before the change is revoked */
+            token: string;
+        };
         PurgeResult: {
             /** @example Permanently deleted 3 posts */
             message: string;
@@ -729,6 +787,27 @@ export interface components {
             title: string;
             /** @description 1–100,000 characters; counted after trimming */
             body: string;
+        };
+        /** @description At least one of title and body (else 422); the slug never changes. Other fields (user_id, published, slug, ...) are ignored. */
+        PostEditInput: {
+            /** @description 1–255 characters; counted after trimming */
+            title?: string;
+            /** @description 1–100,000 characters; counted after trimming */
+            body?: string;
+        } | {
+            title: unknown;
+        } | {
+            body: unknown;
+        };
+        UpdateMeInput: {
+            /** @description 1–255 characters; counted after trimming */
+            name: string;
+        };
+        ChangePasswordInput: {
+            /** @description the password now; wrong → 422 `Current password is incorrect`, counted as a failed login */
+            current_password: string;
+            /** @description 8–72 bytes of UTF-8 (bcrypt reads 72 bytes; longer is rejected, never truncated). ASCII: 8–72 characters. */
+            password: string;
         };
         CommentInput: {
             /** @description 1–10,000 characters; counted after trimming */
@@ -846,6 +925,13 @@ export interface components {
         TenantId: string;
         /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
         IfNoneMatch: string;
+        /**
+         * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+         * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+         */
+        IfMatch: string;
+        /** @description Comment id; anything but a positive 32-bit integer → 404. */
+        CommentId: number;
         /** @description The verification token from the email (never logged). */
         VerifyToken: string;
     };
@@ -853,7 +939,10 @@ export interface components {
     headers: {
         /** @description The request id (the caller's `x-request-id` when sane, else a generated UUID) */
         RequestId: string;
-        /** @description Strong entity tag of this answer (a hash of its bytes); sent only to anonymous callers */
+        /**
+         * @description Strong entity tag of this answer (a hash of its JSON text). One post, comment or user carries it on every answer (the same JSON has the same tag on every route, and GraphQL `etag` is that tag): send it back as `If-Match` to write only that version. Lists carry it for anonymous callers only.
+         * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+         */
         ETag: string;
         /** @description `public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer */
         CacheControl: string;
@@ -1704,6 +1793,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1772,6 +1862,407 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description seconds until the caller may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Too many requests";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Service unavailable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Service unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Ada Lovelace"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateMeInput"];
+            };
+        };
+        responses: {
+            /** @description The user */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "name": "Ada Lovelace",
+                     *       "email": "ada@example.com",
+                     *       "role": "user",
+                     *       "email_verified_at": null,
+                     *       "created_at": "2026-11-22T10:00:00.000Z",
+                     *       "updated_at": "2026-11-22T10:52:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Malformed JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated`, `Invalid token`, `User not found` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Payload too large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Payload too large"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Validation failed` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Validation failed",
+                     *       "errors": [
+                     *         {
+                     *           "field": "name",
+                     *           "message": "name is required"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Validation failed";
+                    } & components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Too many requests` */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description seconds until the caller may try again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Too many requests";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Service unavailable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Service unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery",
+                 *       "password": "a new long passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChangePasswordInput"];
+            };
+        };
+        responses: {
+            /** @description Changed, with a fresh access token */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Password changed",
+                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.…"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Malformed JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated`, `Invalid token`, `User not found` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Payload too large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Payload too large"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Validation failed`, `Current password is incorrect` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Validation failed",
+                     *       "errors": [
+                     *         {
+                     *           "field": "current_password",
+                     *           "message": "current_password is required"
+                     *         },
+                     *         {
+                     *           "field": "password",
+                     *           "message": "password must be at least 8 bytes"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Validation failed" | "Current password is incorrect";
+                    } & components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2129,6 +2620,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2406,7 +2898,13 @@ export interface operations {
     deletePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -2502,6 +3000,25 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2517,6 +3034,266 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Service unavailable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Service unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description Post id; anything but a positive 32-bit integer → 404. */
+                id: components["parameters"]["PostId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Hello again"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostEditInput"];
+            };
+        };
+        responses: {
+            /** @description The edited post */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 12,
+                     *       "user_id": 1,
+                     *       "title": "Hello again",
+                     *       "slug": "hello-world",
+                     *       "body": "My first post.",
+                     *       "published": true,
+                     *       "published_at": "2026-11-22T10:20:00.000Z",
+                     *       "created_at": "2026-11-22T10:10:00.000Z",
+                     *       "updated_at": "2026-11-22T10:50:00.000Z",
+                     *       "deleted_at": null,
+                     *       "user": {
+                     *         "id": 1,
+                     *         "name": "Ada"
+                     *       },
+                     *       "comments": [
+                     *         {
+                     *           "id": 1,
+                     *           "post_id": 12,
+                     *           "user_id": 2,
+                     *           "body": "Welcome!",
+                     *           "created_at": "2026-11-22T10:30:00.000Z",
+                     *           "updated_at": "2026-11-22T10:30:00.000Z",
+                     *           "user": {
+                     *             "id": 2,
+                     *             "name": "Grace"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "comments_count": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Post"];
+                };
+            };
+            /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Malformed JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated`, `Invalid token`, `User not found` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Forbidden` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Forbidden";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Post not found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Post not found"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Post not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Payload too large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Payload too large"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Validation failed` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Validation failed",
+                     *       "errors": [
+                     *         {
+                     *           "field": null,
+                     *           "message": "title or body is required"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Validation failed";
+                    } & components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2543,7 +3320,13 @@ export interface operations {
     publishPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -2556,6 +3339,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2654,6 +3438,25 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2669,6 +3472,24 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2695,7 +3516,13 @@ export interface operations {
     restorePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -2708,6 +3535,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +3647,25 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2834,6 +3681,24 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -2882,6 +3747,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2996,6 +3862,409 @@ export interface operations {
                         /** @enum {string} */
                         message?: "Validation failed";
                     } & components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `Service unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Service unavailable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Service unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteComment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description Comment id; anything but a positive 32-bit integer → 404. */
+                id: components["parameters"]["CommentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Comment deleted"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Malformed JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated`, `Invalid token`, `User not found` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Forbidden` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Forbidden";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Comment not found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Comment not found"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Comment not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Payload too large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Payload too large"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Service unavailable` */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Service unavailable"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Service unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateComment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description Comment id; anything but a positive 32-bit integer → 404. */
+                id: components["parameters"]["CommentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "Welcome!"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentInput"];
+            };
+        };
+        responses: {
+            /** @description The edited comment */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "post_id": 12,
+                     *       "user_id": 2,
+                     *       "body": "Welcome back!",
+                     *       "created_at": "2026-11-22T10:30:00.000Z",
+                     *       "updated_at": "2026-11-22T10:51:00.000Z",
+                     *       "user": {
+                     *         "id": 2,
+                     *         "name": "Grace"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            /** @description `Malformed JSON`, `Malformed request body`, `Unsupported content encoding` */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Malformed JSON"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Malformed JSON" | "Malformed request body" | "Unsupported content encoding";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Unauthenticated`, `Invalid token`, `User not found` */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Unauthenticated"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Unauthenticated" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Forbidden` */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Forbidden"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Forbidden";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Comment not found` */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Comment not found"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Comment not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Payload too large` */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Payload too large"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Validation failed` */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Validation failed",
+                     *       "errors": [
+                     *         {
+                     *           "field": "body",
+                     *           "message": "body is required"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Validation failed";
+                    } & components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
+                    } & components["schemas"]["Error"];
                 };
             };
             /** @description `Service unavailable` */
@@ -3803,7 +5072,13 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Write only this version: the `ETag` of an earlier answer for this resource (or several, comma-separated; weak tags never match), or `*` for any. A stale tag answers 412 with the current `ETag` and writes nothing. Without it the write is unconditional, unless the service runs with `REQUIRE_IF_MATCH=true` (then 428).
+                 * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /** @description User id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["UserId"];
@@ -3899,6 +5174,25 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `Precondition failed` */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition failed"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -3914,6 +5208,24 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         message?: "Payload too large";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `Precondition required` */
+            428: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Precondition required"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "Precondition required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -3953,6 +5265,7 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {

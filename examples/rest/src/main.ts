@@ -47,7 +47,10 @@ async function main(): Promise<void> {
   const post: Post = created.data;
   console.log(`created post ${post.id} "${post.title}" (${post.slug}), published: ${post.published}`);
 
-  const published = await client.PATCH('/posts/{id}/publish', { params: { path: { id: post.id } } });
+  // A safe write: publish only the version we created (its ETag). Had someone edited it since,
+  // the answer would be 412 with the current ETag, and nothing written.
+  const etag = created.response.headers.get('etag') ?? '*';
+  const published = await client.PATCH('/posts/{id}/publish', { params: { path: { id: post.id }, header: { 'If-Match': etag } } });
   if (!published.data) fail('publish', published.response.status, published.error);
 
   // The list's shape follows `paginate`: the page format carries totals, the others do not.

@@ -47,3 +47,10 @@ export const resetPasswordInput = bodyObject({
   password: passwordField,
 });
 
+export const updateMeInput = bodyObject({ name: text('name', 1, 255) });
+
+/** The current password is only compared (any length may be wrong), the new one follows the password rule. */
+export const changePasswordInput = bodyObject({
+  current_password: str('current_password').min(1, 'current_password is required'),
+  password: passwordField,
+});

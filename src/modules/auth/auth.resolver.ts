@@ -4,6 +4,8 @@ import { MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { presentUser, UserType, type UserView } from '../user/user.types';
 import { AuthPayloadType, presentAuth, type AuthPayloadView } from './auth.types';
+import { IF_MATCH } from '../../graphql/etags';
+import { precondition } from '../../core/etag';
 
 @Resolver()
 export class AuthResolver {
@@ -13,6 +15,29 @@ export class AuthResolver {
   async me(@Ctx() ctx: RequestContext): Promise<UserView | null> {
     const user = await this.services.auth.me(ctx);
     return user ? presentUser(user) : null;
+  }
+
+  @Mutation(() => UserType, { description: 'The caller renames themselves.' })
+  async updateMe(
+    @Ctx() ctx: RequestContext,
+    @Arg('name', () => String) name: string,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<UserView> {
+    return this.services.auth.updateMe(ctx, { name }, this.pre(ifMatch), (_tx, user) => presentUser(user));
+  }
+
+  @Mutation(() => AuthPayloadType, { description: 'Revokes every token issued before; the payload carries a fresh one. A wrong current password counts as a failed login.' })
+  async changePassword(
+    @Ctx() ctx: RequestContext,
+    @Arg('currentPassword', () => String) currentPassword: string,
+    @Arg('password', () => String) password: string,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<AuthPayloadView> {
+    return presentAuth(await this.services.auth.changePassword(ctx, { current_password: currentPassword, password }, this.pre(ifMatch)));
+  }
+
+  private pre(ifMatch: string | null | undefined) {
+    return precondition(this.services.deps.config.requireIfMatch, ifMatch);
   }
 
   @Mutation(() => AuthPayloadType)

@@ -1,9 +1,9 @@
-import { reply, replyJson, type RouteDef } from '../../http/routes';
+import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '../../http/routes';
 import { AppError } from '../../core/errors';
 import type { RequestContext } from '../../core/context';
 import type { Services } from '../services';
 import { userJson, writtenUserJson } from '../user/user.rest';
-import type { AuthResult } from './auth.service';
+import { MESSAGES, type AuthResult } from './auth.service';
 
 /** The auth payload: the user's REST answer (user.rest.ts, read back after the write) and the token. */
 async function authJson(ctx: RequestContext, result: AuthResult): Promise<string> {
@@ -51,7 +51,20 @@ export function authRoutes(services: Services): RouteDef[] {
         // Null too when the user was deleted since the token's check.
         const json = user && (await userJson(ctx, user.id));
         if (!json) throw AppError.unauthenticated();
-        return replyJson(json);
+        return replyTagged(json);
+      },
+    },
+    {
+      method: 'patch',
+      path: '/auth/me',
+      handler: async (req, ctx) => replyTagged(await auth.updateMe(ctx, req.body, preconditionOf(req, services.deps.config.requireIfMatch), writtenUserJson)),
+    },
+    {
+      method: 'post',
+      path: '/auth/change-password',
+      handler: async (req, ctx) => {
+        const { token } = await auth.changePassword(ctx, req.body, preconditionOf(req, services.deps.config.requireIfMatch));
+        return reply({ message: MESSAGES.passwordChanged, token });
       },
     },
   ];

@@ -10,15 +10,20 @@ import type { MailService } from '../mail/mail.service';
 import type { AppDeps } from '../services';
 import { dummyPasswordHash, verifyPassword } from '../user/password';
 import { User } from '../user/user.entity';
-import { forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput } from './auth.inputs';
+import { changePasswordInput, forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput, updateMeInput } from './auth.inputs';
+import { checkPrecondition, type Precondition } from '../../core/etag';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
+import { clearLoaders } from '../../core/loaders';
+import { currentUserTag } from '../user/user.rest';
 import { resetPasswordMail, verifyEmailMail } from './auth.mails';
 import { PasswordResetToken } from './password-reset-token.entity';
 import type { TokenService } from './auth.tokens';
 
-const MESSAGES = {
+export const MESSAGES = {
   forgot: 'If that email exists, a link was sent.',
   reset: 'Password reset successfully',
   verified: 'Email verified',
+  passwordChanged: 'Password changed',
   resent: 'Verification email sent',
 } as const;
 
@@ -64,6 +69,59 @@ export class AuthService {
   async me(ctx: RequestContext): Promise<Actor | null> {
     await this.spendBudget(ctx);
     return ctx.actor();
+  }
+
+  /** The caller renames themselves. */
+  async updateMe<T>(ctx: RequestContext, raw: unknown, pre: Precondition, readBack: ReadBack<User, T>): Promise<T> {
+    await this.spendBudget(ctx);
+    return this.changeSelf(ctx, pre, async (user, tx) => {
+      user.name = parseInput(updateMeInput, raw).name;
+      await tx.flush();
+      return readBack(tx, user);
+    });
+  }
+
+  /**
+   * A password the caller knows, changed: the token version goes up, so every token issued
+   * before (this request's included) stops working, as after a reset, and the answer carries a
+   * fresh one. A wrong current password is a failed login for the caller's email and IP (the
+   * same `login:<email>:<ip>` key login counts), so this route cannot be used to guess around the
+   * login throttle; once that pair is throttled, even the right password answers 429.
+   */
+  async changePassword(ctx: RequestContext, raw: unknown, pre: Precondition): Promise<AuthResult> {
+    await this.spendBudget(ctx);
+    let key = '';
+    const result = await this.changeSelf(ctx, pre, async (user, tx) => {
+      const input = parseInput(changePasswordInput, raw);
+      key = `login:${user.email}:${ctx.ip}`;
+      // Counted on the request's own EntityManager, outside this transaction: a wrong password
+      // rolls the transaction back, and the failure must stay counted.
+      const attempt = await this.limits.attempt(ctx.em, key, LOGIN_FAILURES_ALLOWED, LOGIN_WINDOW_MS);
+      if (!attempt.allowed) throw AppError.tooManyRequests(attempt.retryAfter);
+      if (!(await verifyPassword(input.current_password, user.password))) throw AppError.conflict('current_password', 'Current password is incorrect');
+      // The flush bumps the token version (User.onPasswordChange); the token is signed after it.
+      await user.setPassword(input.password);
+      await tx.flush();
+      return { user, token: this.tokens.signAccess(user) };
+    });
+    await this.limits.clear(ctx.em, key);
+    return result;
+  }
+
+  /**
+   * A change of the caller's own row, under its lock: 401 when the caller is gone (deleted since
+   * the token's check), then the precondition (If-Match against the user's current tag), then
+   * `change`, in one transaction.
+   */
+  private async changeSelf<R>(ctx: RequestContext, pre: Precondition, change: (user: User, tx: EntityManager) => Promise<R>): Promise<R> {
+    const actor = await requireActor(ctx);
+    const answer = await changeUnderRowLock(ctx.em, User, { id: actor.id }, {}, async (user, tx) => {
+      if (!user) throw AppError.unauthenticated('User not found');
+      await checkPrecondition(pre, () => currentUserTag(tx, user.id));
+      return change(user, tx);
+    });
+    clearLoaders(ctx);
+    return answer;
   }
 
   async register(ctx: RequestContext, raw: unknown): Promise<AuthResult> {

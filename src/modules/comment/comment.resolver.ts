@@ -9,6 +9,9 @@ import type { Services } from '../services';
 import { AuthorType, type AuthorView } from '../post/author.types';
 import { authorLoader, knownAuthor } from '../post/post.loaders';
 import { CommentType, presentComment, type CommentView } from './comment.types';
+import { MessageType } from '../../graphql/pagination.types';
+import { commentEtag, ETAG, IF_MATCH } from '../../graphql/etags';
+import { precondition } from '../../core/etag';
 
 @Resolver(() => CommentType)
 export class CommentResolver {
@@ -21,6 +24,25 @@ export class CommentResolver {
     @Arg('body', () => String) body: string,
   ): Promise<CommentView> {
     return this.services.comments.add(ctx, postId, { body }, (_em, comment) => presentComment(comment));
+  }
+
+  @Mutation(() => CommentType, { description: "A new body, by the comment's author or a moderator." })
+  async updateComment(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('body', () => String) body: string,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<CommentView> {
+    return this.services.comments.update(ctx, id, { body }, precondition(this.services.deps.config.requireIfMatch, ifMatch), (_tx, comment) => presentComment(comment));
+  }
+
+  @Mutation(() => MessageType, { description: "Deletes the comment for good: by its author, the post's author or a moderator." })
+  deleteComment(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<MessageType> {
+    return this.services.comments.remove(ctx, id, precondition(this.services.deps.config.requireIfMatch, ifMatch));
   }
 
   @Subscription(() => CommentType, {
@@ -42,6 +64,11 @@ export class CommentResolver {
   })
   commentAdded(@Arg('postId', () => Int) _postId: number, @Root() comment: CommentView): CommentView {
     return comment;
+  }
+
+  @FieldResolver(() => String, { description: ETAG })
+  etag(@Root() comment: CommentView, @Ctx() ctx: RequestContext): Promise<string> {
+    return commentEtag(ctx, comment.id);
   }
 
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })

@@ -5,6 +5,12 @@ export const createPostInput = bodyObject({
   title: text('title', 1, 255),
   body: text('body', 1, 100_000),
 });
+/** An edit: title and body as on create, each optional, at least one. */
+export const updatePostFields = bodyObject({
+  title: text('title', 1, 255).optional(),
+  body: text('body', 1, 100_000).optional(),
+});
+export const updatePostInput = updatePostFields.refine((v) => v.title !== undefined || v.body !== undefined, { message: 'title or body is required' });
 
 const TRUTHY = ['true', '1', 'yes', 'on'];
 const FALSY = ['false', '0', 'no', 'off'];

@@ -9,6 +9,8 @@ import { CommentType, type CommentView } from '../comment/comment.types';
 import { UserType, type UserView } from '../user/user.types';
 import { AuthorType, type AuthorView } from './author.types';
 import { selects } from '../../graphql/selection';
+import { ETAG, IF_MATCH, postEtag } from '../../graphql/etags';
+import { precondition } from '../../core/etag';
 import { authorLoader, commentsLoader, knownAuthor, knownComments, postsByUserLoader, preloadComments } from './post.loaders';
 import { findPostView, postViewSource } from './post.queries';
 import type { Post } from './post.entity';
@@ -80,19 +82,47 @@ export class PostResolver {
     return this.services.posts.create(ctx, { title, body }, asView);
   }
 
+  /** `ifMatch` as REST's If-Match; REQUIRE_IF_MATCH applies here too. */
+  private pre(ifMatch: string | null | undefined) {
+    return precondition(this.services.deps.config.requireIfMatch, ifMatch);
+  }
+
+  @Mutation(() => PostType, { description: 'Edits the title and/or body (at least one); the slug does not change.' })
+  async updatePost(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('title', () => String, { nullable: true }) title?: string,
+    @Arg('body', () => String, { nullable: true }) body?: string,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<PostView> {
+    return this.services.posts.update(ctx, id, { title: title ?? undefined, body: body ?? undefined }, this.pre(ifMatch), asView);
+  }
+
   @Mutation(() => PostType)
-  async publishPost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return this.services.posts.publish(ctx, id, asView);
+  async publishPost(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<PostView> {
+    return this.services.posts.publish(ctx, id, this.pre(ifMatch), asView);
   }
 
   @Mutation(() => MessageType)
-  deletePost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number) {
-    return this.services.posts.remove(ctx, id);
+  deletePost(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ) {
+    return this.services.posts.remove(ctx, id, this.pre(ifMatch));
   }
 
   @Mutation(() => PostType)
-  async restorePost(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<PostView> {
-    return this.services.posts.restore(ctx, id, asView);
+  async restorePost(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<PostView> {
+    return this.services.posts.restore(ctx, id, this.pre(ifMatch), asView);
   }
 
   @Subscription(() => PostType, {
@@ -118,6 +148,11 @@ export class PostResolver {
   @FieldResolver(() => [CommentType], { description: 'Oldest first' })
   comments(@Root() post: PostView, @Ctx() ctx: RequestContext): CommentView[] | Promise<CommentView[]> {
     return knownComments(post) ?? commentsLoader(ctx).load(post.id);
+  }
+
+  @FieldResolver(() => String, { description: ETAG })
+  etag(@Root() post: PostView, @Ctx() ctx: RequestContext): Promise<string> {
+    return postEtag(ctx, post.id);
   }
 
   @FieldResolver(() => Int)

@@ -3,6 +3,7 @@ import { jsonAggSql, jsonArraySql, jsonObjectSql } from '../../core/json-sql';
 import type { ListSource } from '../../core/pagination';
 import type { JsonText } from '../../http/present';
 import { readContextOf } from '../../core/context';
+import { entityTag } from '../../core/etag';
 import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
 import { statementOf } from '../../db/statements';
@@ -95,3 +96,24 @@ export const writtenPostJson = async (tx: EntityManager, post: Post): Promise<st
 
 /** A written comment's answer (core/row-lock.ts ReadBack). */
 export const writtenCommentJson = async (em: EntityManager, comment: Comment): Promise<string> => written(await commentJson(em, comment.id), `comment ${comment.id}`);
+
+/** Several posts' REST answers by id, trashed ones included (their JSON says so): GraphQL's `etag` batch. */
+export async function postJsons(ctx: PostReadContext, ids: readonly number[]): Promise<Map<number, string>> {
+  const { rows } = await postJsonSource(ctx, { softDelete: false }).slice({ id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, limit: ids.length });
+  return new Map(rows.map((r) => [r.id, r.json]));
+}
+
+/** Several comments' REST answers by id: GraphQL's `etag` batch. */
+export async function commentJsons(em: EntityManager, ids: readonly number[]): Promise<Map<number, string>> {
+  const qb = em.createQueryBuilder(Comment, 'c').select(['c.id', raw(`${restCommentJson}::text as json`)]).where({ id: { $in: [...ids] } });
+  await leftJoinAuthor(em, qb, 'cu', 'c');
+  const rows = await qb.execute<(JsonText & { id: number })[]>('all', false);
+  return new Map(rows.map((r) => [r.id, r.json]));
+}
+
+/** A post's current tag, read in the write's transaction `tx` (core/etag.ts checkPrecondition). */
+export const currentPostTag = async (tx: EntityManager, id: number): Promise<string> =>
+  entityTag(written(await postJson(readContextOf(tx), id, { softDelete: false }), `post ${id}`));
+
+/** A comment's current tag, read in the write's transaction `tx`. */
+export const currentCommentTag = async (tx: EntityManager, id: number): Promise<string> => entityTag(written(await commentJson(tx, id), `comment ${id}`));

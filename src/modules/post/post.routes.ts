@@ -1,10 +1,11 @@
 import { listRequestFromQuery } from '../../core/pagination';
-import { reply, replyJson, type RouteDef } from '../../http/routes';
+import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '../../http/routes';
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
 import { postJson, postJsonSource, writtenCommentJson, writtenPostJson } from './post.rest';
 
-export function postRoutes({ posts, comments }: Services): RouteDef[] {
+export function postRoutes({ posts, comments, deps }: Services): RouteDef[] {
+  const required = deps.config.requireIfMatch;
   return [
     {
       method: 'get',
@@ -16,34 +17,39 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'post',
       path: '/posts',
-      handler: async (req, ctx) => replyJson(await posts.create(ctx, req.body, writtenPostJson), 201),
+      handler: async (req, ctx) => replyTagged(await posts.create(ctx, req.body, writtenPostJson), 201),
     },
     {
       method: 'get',
       path: '/posts/:id',
       staleReadsOk: true,
       publicRead: true,
-      handler: async (req, ctx) => replyJson(await posts.get(ctx, req.params.id, postJson)),
+      handler: async (req, ctx) => replyTagged(await posts.get(ctx, req.params.id, postJson)),
+    },
+    {
+      method: 'patch',
+      path: '/posts/:id',
+      handler: async (req, ctx) => replyTagged(await posts.update(ctx, req.params.id, req.body, preconditionOf(req, required), writtenPostJson)),
     },
     {
       method: 'patch',
       path: '/posts/:id/publish',
-      handler: async (req, ctx) => replyJson(await posts.publish(ctx, req.params.id, writtenPostJson)),
+      handler: async (req, ctx) => replyTagged(await posts.publish(ctx, req.params.id, preconditionOf(req, required), writtenPostJson)),
     },
     {
       method: 'delete',
       path: '/posts/:id',
-      handler: async (req, ctx) => reply(await posts.remove(ctx, req.params.id)),
+      handler: async (req, ctx) => reply(await posts.remove(ctx, req.params.id, preconditionOf(req, required))),
     },
     {
       method: 'patch',
       path: '/posts/:id/restore',
-      handler: async (req, ctx) => replyJson(await posts.restore(ctx, req.params.id, writtenPostJson)),
+      handler: async (req, ctx) => replyTagged(await posts.restore(ctx, req.params.id, preconditionOf(req, required), writtenPostJson)),
     },
     {
       method: 'post',
       path: '/posts/:id/comments',
-      handler: async (req, ctx) => replyJson(await comments.add(ctx, req.params.id, req.body, writtenCommentJson), 201),
+      handler: async (req, ctx) => replyTagged(await comments.add(ctx, req.params.id, req.body, writtenCommentJson), 201),
     },
   ];
 }

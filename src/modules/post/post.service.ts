@@ -4,12 +4,14 @@ import { AppError, isUniqueViolation } from '../../core/errors';
 import { emit, type LiveEvent } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
+import { checkPrecondition, type Precondition } from '../../core/etag';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
 import { canModerate } from '../user/user.types';
 import { Post } from './post.entity';
-import { createPostInput, postFiltersInput } from './post.inputs';
+import { createPostInput, postFiltersInput, updatePostInput } from './post.inputs';
+import { currentPostTag } from './post.rest';
 import type { PostListReader } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 
@@ -81,9 +83,20 @@ export class PostService {
     }
   }
 
+  /** A title and/or body edit of an active post; the slug stays what it was, so links keep working. */
+  async update<T>(ctx: RequestContext, rawId: unknown, rawInput: unknown, pre: Precondition, readBack: ReadBack<Post, T>): Promise<T> {
+    const { answer } = await this.transition(ctx, rawId, false, pre, readBack, (post) => {
+      const input = parseInput(updatePostInput, rawInput);
+      if (input.title !== undefined) post.title = input.title;
+      if (input.body !== undefined) post.body = input.body;
+      return true;
+    });
+    return answer;
+  }
+
   /** Publishing a published post returns it unchanged; a trashed post is not found. */
-  async publish<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
-    const { answer } = await this.transition(ctx, rawId, false, readBack, (post) => {
+  async publish<T>(ctx: RequestContext, rawId: unknown, pre: Precondition, readBack: ReadBack<Post, T>): Promise<T> {
+    const { answer } = await this.transition(ctx, rawId, false, pre, readBack, (post) => {
       if (post.published && post.publishedAt) return false;
       post.published = true;
       post.publishedAt = new Date();
@@ -93,8 +106,8 @@ export class PostService {
   }
 
   /** Soft delete; a trashed post is not found. */
-  async remove(ctx: RequestContext, rawId: unknown): Promise<{ message: string }> {
-    await this.transition(ctx, rawId, false, () => undefined, (post) => {
+  async remove(ctx: RequestContext, rawId: unknown, pre: Precondition): Promise<{ message: string }> {
+    await this.transition(ctx, rawId, false, pre, () => undefined, (post) => {
       post.deletedAt = new Date();
       return true;
     }, (post) => [{ type: 'postsGone', postIds: [post.id] }]);
@@ -102,8 +115,8 @@ export class PostService {
   }
 
   /** Looked up including trashed; restoring an active post returns it unchanged. */
-  async restore<T>(ctx: RequestContext, rawId: unknown, readBack: ReadBack<Post, T>): Promise<T> {
-    const { answer } = await this.transition(ctx, rawId, true, readBack, (post) => {
+  async restore<T>(ctx: RequestContext, rawId: unknown, pre: Precondition, readBack: ReadBack<Post, T>): Promise<T> {
+    const { answer } = await this.transition(ctx, rawId, true, pre, readBack, (post) => {
       if (!post.deletedAt) return false;
       post.deletedAt = null;
       return true;
@@ -112,8 +125,9 @@ export class PostService {
   }
 
   /**
-   * 401, then 404, then 403 unless the caller wrote the post or moderates; then `change` edits the
-   * post and says whether it did. Lookup, checks and change happen under the row's lock, so
+   * 401, then 404, then 403 unless the caller wrote the post or moderates, then the precondition
+   * (412/428: If-Match against the post's current tag); then `change` parses its input (422) and
+   * edits the post and says whether it did. Lookup, checks and change happen under the row's lock, so
    * concurrent deletes, restores and publishes of one post take turns, each seeing what the one
    * before left (a publish after a delete finds no post). It resolves once committed, with
    * `changed`: the loaders are cleared only after a write (a repeat that changes nothing leaves
@@ -125,6 +139,7 @@ export class PostService {
     ctx: RequestContext,
     rawId: unknown,
     withTrashed: boolean,
+    pre: Precondition,
     readBack: ReadBack<Post, T>,
     change: (post: Post) => boolean,
     events?: (post: Post) => LiveEvent[],
@@ -135,6 +150,7 @@ export class PostService {
     const answer = await changeUnderRowLock(ctx.em, Post, { id }, withTrashed ? { softDelete: false } : {}, async (post, tx) => {
       if (!post) throw AppError.notFound(POST_NOT_FOUND);
       if (post.user.id !== actor.id && !canModerate(actor)) throw AppError.forbidden();
+      await checkPrecondition(pre, () => currentPostTag(tx, post.id));
       changed = change(post);
       if (changed) await tx.flush();
       if (changed && events) await emit(tx, events(post));

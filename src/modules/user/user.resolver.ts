@@ -1,16 +1,18 @@
-import { Arg, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest, type ListResult } from '../../core/pagination';
 import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { presentUser, UserType, type UserView } from './user.types';
 import { userViewSource } from './user.queries';
+import { ETAG, IF_MATCH, userEtag } from '../../graphql/etags';
+import { precondition } from '../../core/etag';
 
 const UserPage = PageOf(UserType, 'UserPage');
 const UserSimplePage = SimplePageOf(UserType, 'UserSimplePage');
 const UserCursorPage = CursorPageOf(UserType, 'UserCursorPage');
 
-@Resolver()
+@Resolver(() => UserType)
 export class UserResolver {
   constructor(private readonly services: Services) {}
 
@@ -40,12 +42,21 @@ export class UserResolver {
   }
 
   @Mutation(() => MessageType, { description: 'Soft-deletes a user (admin).' })
-  async deleteUser(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<MessageType> {
-    return { message: await this.services.users.softDelete(ctx, id) };
+  async deleteUser(
+    @Ctx() ctx: RequestContext,
+    @Arg('id', () => Int) id: number,
+    @Arg('ifMatch', () => String, { nullable: true, description: IF_MATCH }) ifMatch?: string,
+  ): Promise<MessageType> {
+    return { message: await this.services.users.softDelete(ctx, id, precondition(this.services.deps.config.requireIfMatch, ifMatch)) };
   }
 
   @Mutation(() => UserType, { description: 'Restores a soft-deleted user (admin).' })
   async restoreUser(@Ctx() ctx: RequestContext, @Arg('id', () => Int) id: number): Promise<UserView> {
     return this.services.users.restore(ctx, id, (_tx, user) => presentUser(user));
+  }
+
+  @FieldResolver(() => String, { description: ETAG })
+  etag(@Root() user: UserView, @Ctx() ctx: RequestContext): Promise<string> {
+    return userEtag(ctx, user.id);
   }
 }

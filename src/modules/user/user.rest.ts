@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { readContextOf, type ReadContext } from '../../core/context';
+import { entityTag } from '../../core/etag';
 import { jsonObjectSql } from '../../core/json-sql';
 import type { ListSource } from '../../core/pagination';
 import type { JsonText } from '../../http/present';
@@ -42,3 +43,12 @@ export async function userJson(ctx: ReadContext, id: number): Promise<string | n
 
 /** A written user's answer (core/row-lock.ts ReadBack): read back in the write's transaction. */
 export const writtenUserJson = async (tx: EntityManager, user: User): Promise<string> => written(await userJson(readContextOf(tx), user.id), `user ${user.id}`);
+
+/** Several active users' REST answers by id: GraphQL's `etag` batch. */
+export async function userJsons(ctx: ReadContext, ids: readonly number[]): Promise<Map<number, string>> {
+  const { rows } = await userJsonSource(ctx).slice({ id: { $in: [...ids] } }, { orderBy: { id: 'asc' }, limit: ids.length });
+  return new Map(rows.map((r) => [r.id, r.json]));
+}
+
+/** A user's current tag, read in the write's transaction `tx` (core/etag.ts checkPrecondition). */
+export const currentUserTag = async (tx: EntityManager, id: number): Promise<string> => entityTag(written(await userJson(readContextOf(tx), id), `user ${id}`));

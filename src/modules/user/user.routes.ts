@@ -1,6 +1,6 @@
 import { listRequestFromQuery } from '../../core/pagination';
 import { jsonListText } from '../../http/present';
-import { reply, replyJson, type RouteDef } from '../../http/routes';
+import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
 import { userJsonSource, writtenUserJson } from './user.rest';
 
@@ -19,12 +19,12 @@ export function userRoutes(services: Services): RouteDef[] {
     {
       method: 'delete',
       path: '/admin/users/:id',
-      handler: async (req, ctx) => reply({ message: await users.softDelete(ctx, req.params.id) }),
+      handler: async (req, ctx) => reply({ message: await users.softDelete(ctx, req.params.id, preconditionOf(req, services.deps.config.requireIfMatch)) }),
     },
     {
       method: 'patch',
       path: '/admin/users/:id/restore',
-      handler: async (req, ctx) => replyJson(await users.restore(ctx, req.params.id, writtenUserJson)),
+      handler: async (req, ctx) => replyTagged(await users.restore(ctx, req.params.id, writtenUserJson)),
     },
   ];
 }

@@ -2,10 +2,12 @@ import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
+import { checkPrecondition, type Precondition } from '../../core/etag';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
 import type { UserListReader } from './user.queries';
+import { currentUserTag } from './user.rest';
 
 const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -26,12 +28,16 @@ export class UserService {
     return paginate(read(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });
   }
 
-  /** Under the row's lock, so of concurrent deletes one answers 200 and the others 404. */
-  async softDelete(ctx: RequestContext, rawId: unknown): Promise<string> {
+  /**
+   * Under the row's lock, so of concurrent deletes one answers 200 and the others 404, and the
+   * precondition (If-Match against the user's current tag) is checked in the same step.
+   */
+  async softDelete(ctx: RequestContext, rawId: unknown, pre: Precondition): Promise<string> {
     await requireRole(ctx, 'admin');
     const id = parseId(rawId, USER_NOT_FOUND);
-    await changeUnderRowLock(ctx.em, User, { id }, {}, (user) => {
+    await changeUnderRowLock(ctx.em, User, { id }, {}, async (user, tx) => {
       if (!user) throw AppError.notFound(USER_NOT_FOUND);
+      await checkPrecondition(pre, () => currentUserTag(tx, user.id));
       // The row stays (its email stays taken); the softDelete filter hides it and its tokens stop working.
       user.deletedAt = new Date();
     });
