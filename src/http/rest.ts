@@ -105,6 +105,10 @@ class ExpressRestRequest implements RestRequest {
     this.path = req.path;
   }
 
+  header(name: string): string | undefined {
+    return this.req.get(name);
+  }
+
   private parsed: RestRequest['query'] | undefined;
 
   // Express 5 parses `req.query` anew on every read.
@@ -130,6 +134,7 @@ function hasBody(req: Request): boolean {
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
 export function respond(res: Response, reply: Reply): void {
+  if (reply.headers) for (const name in reply.headers) res.setHeader(name, reply.headers[name]);
   sendJsonText(res, reply.status, replyText(reply));
 }
 

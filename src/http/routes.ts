@@ -12,16 +12,18 @@ export interface RestRequest {
   body: unknown;
   /** The request's path, without the query string (pagination links are built from it). */
   path: string;
+  /** A request header's value (name case-insensitive); undefined when absent. */
+  header(name: string): string | undefined;
 }
 
 /**
  * What a REST route answers: a value that is serialised as JSON, or JSON text already built
  * (by PostgreSQL: post.queries.ts), written as it is. One function writes both (http/rest.ts).
  */
-export type Reply = { status: number; body: unknown } | { status: number; json: string };
+export type Reply = ({ status: number; body: unknown } | { status: number; json: string }) & { headers?: Record<string, string> };
 
 export const reply = (body: unknown, status = 200): Reply => ({ status, body });
-export const replyJson = (json: string, status = 200): Reply => ({ status, json });
+export const replyJson = (json: string, status = 200, headers?: Record<string, string>): Reply => (headers ? { status, json, headers } : { status, json });
 
 /**
  * One REST route. Modules export lists of these and http/rest.ts mounts them on an Express

@@ -34,6 +34,7 @@ export const postPaths: Paths = {
       success: { status: 201, description: 'The created post', schema: ref('Post'), example: newPostExample },
       errors: { 401: AUTH_401, ...DB_503 },
       invalid: { body: { title: ' ', body: '' } },
+      idempotent: true,
     }),
   },
   '/posts/{id}': {
@@ -93,6 +94,7 @@ export const postPaths: Paths = {
       success: { status: 201, description: 'The created comment', schema: ref('Comment'), example: commentExample },
       errors: { 401: AUTH_401, 404: ['Post not found'], ...DB_503 },
       invalid: { body: { body: '' } },
+      idempotent: true,
     }),
   },
 };

@@ -2,9 +2,10 @@ import { listRequestFromQuery } from '../../core/pagination';
 import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
+import { keyedCreate } from '../idempotency/idempotency.rest';
 import { postJson, postJsonSource, writtenCommentJson, writtenPostJson } from './post.rest';
 
-export function postRoutes({ posts, comments }: Services): RouteDef[] {
+export function postRoutes({ posts, comments, idempotency }: Services): RouteDef[] {
   return [
     {
       method: 'get',
@@ -16,7 +17,7 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'post',
       path: '/posts',
-      handler: async (req, ctx) => replyJson(await posts.create(ctx, req.body, writtenPostJson), 201),
+      handler: (req, ctx) => keyedCreate(idempotency, ctx, req, (c) => posts.create(c, req.body, async (tx, post) => ({ json: await writtenPostJson(tx, post), id: post.id }))),
     },
     {
       method: 'get',
@@ -43,7 +44,8 @@ export function postRoutes({ posts, comments }: Services): RouteDef[] {
     {
       method: 'post',
       path: '/posts/:id/comments',
-      handler: async (req, ctx) => replyJson(await comments.add(ctx, req.params.id, req.body, writtenCommentJson), 201),
+      handler: (req, ctx) =>
+        keyedCreate(idempotency, ctx, req, (c) => comments.add(c, req.params.id, req.body, async (tx, comment) => ({ json: await writtenCommentJson(tx, comment), id: comment.id }))),
     },
   ];
 }
