@@ -89,14 +89,19 @@ export class IdempotencyService {
         return { replayed: true, status: stored.status, body: stored.body, resourceId: stored.resource_id };
       }
       const created = await create(withinTransaction(ctx, tx));
-      // A row still there is expired (the select above ignores those): the key starts anew.
-      await tx.execute(
+      // A row still there is expired (the select above ignores those): the key starts anew. A live
+      // one is never overwritten; under the key's lock none can appear, and were one there the
+      // create is undone (409: the repeat then gets the stored answer).
+      const inserted = await tx.execute<unknown[]>(
         `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)
          values (?, ?, ?, ?, ?, ?, now(), now() + make_interval(hours => ?))
          on conflict (scope, key) do update set fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body,
-           resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+           resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+           where idempotency_keys.expires_at <= now()
+         returning 1`,
         [request.scope, request.key, request.fingerprint, created.status, created.body, created.resourceId, this.hours],
       );
+      if (inserted.length !== 1) throw AppError.inConflict(KEY_IN_PROGRESS);
       return { replayed: false, ...created };
     });
   }
