@@ -846,6 +846,8 @@ export interface components {
         TenantId: string;
         /** @description An `ETag` from an earlier answer (or several, comma-separated, or `*`): 304 without a body while the answer is unchanged. Only anonymous requests (no `Authorization`, no `x-tenant-id`) are answered 304. */
         IfNoneMatch: string;
+        /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+        IdempotencyKey: string;
         /** @description The verification token from the email (never logged). */
         VerifyToken: string;
     };
@@ -857,6 +859,8 @@ export interface components {
         ETag: string;
         /** @description `public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer */
         CacheControl: string;
+        /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was written this time); absent otherwise */
+        IdempotentReplayed: "true";
         /** @description The request headers the answer depends on besides the URL: `Authorization, X-Tenant-Id` (GraphQL adds `Accept`) */
         Vary: string;
     };
@@ -2109,7 +2113,10 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2129,6 +2136,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2191,6 +2199,24 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2209,7 +2235,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2233,7 +2259,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };
@@ -2860,7 +2886,10 @@ export interface operations {
     addComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -2882,6 +2911,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2956,6 +2986,24 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2974,7 +3022,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2994,7 +3042,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };
@@ -4194,6 +4242,8 @@ export interface operations {
             header: {
                 /** @description The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4214,6 +4264,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4248,7 +4299,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Unknown tenant` */
+            /** @description `Unknown tenant`, `Invalid token`, `User not found` */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4262,7 +4313,25 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Unknown tenant";
+                        message?: "Unknown tenant" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -4284,7 +4353,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4304,7 +4373,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };
