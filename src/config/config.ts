@@ -39,6 +39,7 @@ const envSchema = z.object({
   BCRYPT_COST: intSetting(12, 4).pipe(z.number().max(15, 'must be at most 15')),
   RESET_TOKEN_TTL_MINUTES: intSetting(60, 1),
   TRASH_RETENTION_DAYS: intSetting(30),
+  IDEMPOTENCY_KEY_HOURS: intSetting(24, 1),
   AUTH_RATE_LIMIT_PER_MINUTE: intSetting(300),
   SHUTDOWN_TIMEOUT_MS: intSetting(10_000),
   CORS_ORIGINS: z.string().optional().default(''),
@@ -89,6 +90,8 @@ export interface Config {
   bcryptCost: number;
   resetTokenTtlMinutes: number;
   trashRetentionDays: number;
+  /** How long a create's answer is kept for a repeat with its Idempotency-Key. */
+  idempotencyKeyHours: number;
   authRateLimitPerMinute: number;
   shutdownTimeoutMs: number;
   corsOrigins: string[];
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     bcryptCost: e.BCRYPT_COST,
     resetTokenTtlMinutes: e.RESET_TOKEN_TTL_MINUTES,
     trashRetentionDays: e.TRASH_RETENTION_DAYS,
+    idempotencyKeyHours: e.IDEMPOTENCY_KEY_HOURS,
     authRateLimitPerMinute: e.AUTH_RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: e.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),

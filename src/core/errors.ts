@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
+  | 'CONFLICT'
   | 'METHOD_NOT_ALLOWED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
@@ -22,6 +23,7 @@ const KINDS: Record<ErrorKind, { status: number; code: string }> = {
   UNAUTHENTICATED: { status: 401, code: 'UNAUTHENTICATED' },
   FORBIDDEN: { status: 403, code: 'FORBIDDEN' },
   NOT_FOUND: { status: 404, code: 'NOT_FOUND' },
+  CONFLICT: { status: 409, code: 'CONFLICT' },
   METHOD_NOT_ALLOWED: { status: 405, code: 'METHOD_NOT_ALLOWED' },
   PAYLOAD_TOO_LARGE: { status: 413, code: 'BAD_USER_INPUT' },
   RATE_LIMITED: { status: 429, code: 'TOO_MANY_REQUESTS' },
@@ -73,6 +75,10 @@ export class AppError extends Error {
   /** A 422 about one field with its own message, e.g. `Email already taken`. */
   static conflict(field: string, message: string) {
     return new AppError('VALIDATION', message, [{ field, message }]);
+  }
+  /** 409: the request collides with one still running (e.g. the same Idempotency-Key). */
+  static inConflict(message: string) {
+    return new AppError('CONFLICT', message);
   }
   static tooManyRequests(retryAfter: number) {
     return new AppError('RATE_LIMITED', 'Too many requests', undefined, Math.max(1, Math.ceil(retryAfter)));

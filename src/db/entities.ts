@@ -7,6 +7,7 @@ import { User } from '../modules/user/user.entity';
 import { RateAttempt, RateLimitCounter } from '../core/rate-limit.entity';
 import { JobRun } from '../core/job-run.entity';
 import { PageVersion } from './page-version.entity';
+import { IdempotencyKey } from '../modules/idempotency/idempotency.entity';
 
 /** Listed explicitly: no folder scanning, so the same list works from src/ (tests) and dist/ (start). */
-export const entities = [User, PasswordResetToken, Post, Comment, TenantPost, OutboxMail, RateLimitCounter, RateAttempt, JobRun, PageVersion];
+export const entities = [User, PasswordResetToken, Post, Comment, TenantPost, OutboxMail, RateLimitCounter, RateAttempt, JobRun, PageVersion, IdempotencyKey];

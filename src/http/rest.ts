@@ -85,12 +85,11 @@ class ExpressRestRequest implements RestRequest {
     this.path = req.path;
   }
 
-  private parsed: RestRequest['query'] | undefined;
-
   header(name: string): string | undefined {
-    const v = this.req.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
+    return this.req.get(name);
   }
+
+  private parsed: RestRequest['query'] | undefined;
 
   // Express 5 parses `req.query` anew on every read.
   get query(): RestRequest['query'] {
@@ -115,6 +114,7 @@ function hasBody(req: Request): boolean {
  * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
  */
 function respond(res: Response, reply: Reply): void {
+  if (reply.headers) for (const name in reply.headers) res.setHeader(name, reply.headers[name]);
   if ('etag' in reply && reply.etag) res.setHeader('ETag', reply.etag);
   // 204 carries no body at all (RFC 9110).
   if (reply.status === 204) return void res.status(204).end();

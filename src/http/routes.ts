@@ -13,7 +13,7 @@ export interface RestRequest {
   body: unknown;
   /** The request's path, without the query string (pagination links are built from it). */
   path: string;
-  /** A request header (lower-case name); repeated headers arrive joined as Node joins them. */
+  /** A request header's value (name case-insensitive); undefined when absent. */
   header(name: string): string | undefined;
 }
 
@@ -21,15 +21,15 @@ export interface RestRequest {
  * What a REST route answers: a value that is serialised as JSON, or JSON text already built
  * (by PostgreSQL: post.queries.ts), written as it is. One function writes both (http/rest.ts).
  */
-export type Reply = { status: number; body: unknown } | { status: number; json: string; etag?: string };
+export type Reply = ({ status: number; body: unknown } | { status: number; json: string; etag?: string }) & { headers?: Record<string, string> };
 
 export const reply = (body: unknown, status = 200): Reply => ({ status, body });
-export const replyJson = (json: string, status = 200): Reply => ({ status, json });
+export const replyJson = (json: string, status = 200, headers?: Record<string, string>): Reply => (headers ? { status, json, headers } : { status, json });
 /**
  * The answer of one post, comment or user, with its strong ETag: the tag of this exact text
  * (core/etag.ts), which the client sends back as If-Match to write it.
  */
-export const replyTagged = (json: string, status = 200): Reply => ({ status, json, etag: entityTag(json) });
+export const replyTagged = (json: string, status = 200, headers?: Record<string, string>): Reply => ({ ...replyJson(json, status, headers), etag: entityTag(json) });
 
 /** A write's If-Match as the services take it; `required` is REQUIRE_IF_MATCH. */
 export const preconditionOf = (req: RestRequest, required: boolean): Precondition => precondition(required, req.header('if-match'));

@@ -68,8 +68,8 @@ export function corsPolicy(origins: readonly string[]): (req: IncomingMessage, r
     origin: [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     // If-None-Match and ETag: a script may revalidate public reads itself (http/caching.ts).
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id', 'If-None-Match'],
-    exposedHeaders: ['Retry-After', 'X-Request-Id', 'ETag'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id', 'If-None-Match', 'Idempotency-Key'],
+    exposedHeaders: ['Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
     credentials: false,
     maxAge: 600,
     optionsSuccessStatus: 204,

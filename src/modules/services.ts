@@ -6,6 +6,7 @@ import { RateLimiter } from '../core/rate-limit';
 import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
 import { CommentService } from './comment/comment.service';
+import { IdempotencyService, idempotencyExpiryJob } from './idempotency/idempotency.service';
 import { MailService } from './mail/mail.service';
 import type { CapturedMails } from './mail/mail.capture';
 import { PostService } from './post/post.service';
@@ -36,6 +37,9 @@ export interface Services {
   /** The trash retention job (also in `jobs`); tests call its runNow(). */
   trashRetention: ReturnType<typeof trashRetentionJob>;
   tenantPosts: TenantPostService;
+  idempotency: IdempotencyService;
+  /** The expiry of Idempotency-Keys (also in `jobs`); tests call its runNow(). */
+  idempotencyExpiry: ReturnType<typeof idempotencyExpiryJob>;
   /** Periodic work started by main.ts (and by tests that need it). */
   jobs: BackgroundJob[];
 }
@@ -44,6 +48,7 @@ export function createServices(deps: AppDeps): Services {
   const tokens = new TokenService(deps.config.jwtSecret);
   const limits = new RateLimiter();
   const mail = new MailService(deps.orm, deps.config, deps.log, deps.mailCapture);
+  const idempotencyExpiry = idempotencyExpiryJob(deps.orm, deps.log);
   const trashRetention = trashRetentionJob(deps.orm, deps.config.trashRetentionDays, deps.log, deps.config.trashRetentionFirstRunMs);
   return {
     deps,
@@ -57,6 +62,8 @@ export function createServices(deps: AppDeps): Services {
     trash: new TrashService(),
     trashRetention,
     tenantPosts: new TenantPostService(),
-    jobs: [mail.job, mail.cleanup, limits.cleanupJob(deps.orm, deps.log), trashRetention],
+    idempotency: new IdempotencyService(deps.config.idempotencyKeyHours),
+    idempotencyExpiry,
+    jobs: [mail.job, mail.cleanup, limits.cleanupJob(deps.orm, deps.log), trashRetention, idempotencyExpiry],
   };
 }

@@ -71,6 +71,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
           description: '`public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer',
           schema: { type: 'string' },
         },
+        IdempotentReplayed: {
+          description: '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was written this time); absent otherwise',
+          schema: { type: 'string', enum: ['true'] },
+        },
         Vary: { description: 'The request headers the answer depends on besides the URL: `Authorization, X-Tenant-Id` (GraphQL adds `Accept`)', schema: { type: 'string' } },
       },
     },

@@ -1,6 +1,7 @@
 import { parseInput } from '../core/validation';
 import { rejected, type InvalidRequest } from './examples';
 import { REQUEST_BODIES } from './request-bodies';
+import { KEY_IN_PROGRESS, KEY_REUSED } from '../modules/idempotency/idempotency.service';
 import { paramRef, ref, type Operation, type Parameter, type Response, type Schema } from './types';
 
 const requestIdHeader = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
@@ -60,6 +61,11 @@ export interface OperationSpec {
    * stale; 428 without it under REQUIRE_IF_MATCH).
    */
   conditional?: boolean;
+  /**
+   * A create that honours an `Idempotency-Key` header: the parameter, the 409 of a repeat still
+   * running, the 422 of a key reused for another request, and the replay's marker header.
+   */
+  idempotent?: boolean;
 }
 
 type Invalid = ReturnType<typeof rejected>;
@@ -100,8 +106,13 @@ export function operation(spec: OperationSpec): Operation {
   }
   // An HTML page is another possible answer (GET /graphql shows the IDE to browsers).
   if (spec.success.alsoHtml) responses[spec.success.status].content!['text/html'] = { schema: { type: 'string' } };
+  if (spec.idempotent) responses[spec.success.status].headers!['Idempotent-Replayed'] = { $ref: '#/components/headers/IdempotentReplayed' };
   const errors = { ...spec.errors };
   if (spec.conditional) Object.assign(errors, PRECONDITION_ERRORS);
+  if (spec.idempotent) {
+    errors[409] = [KEY_IN_PROGRESS];
+    errors[422] = [...(errors[422] ?? ['Validation failed']), KEY_REUSED];
+  }
   // Any request may carry a body, and it is read before the route runs (a 400 comes before 401, 404, 403 and 422).
   errors[400] = [...new Set([...(errors[400] ?? []), ...BODY_400])];
   errors[413] = ['Payload too large'];
@@ -118,8 +129,8 @@ export function operation(spec: OperationSpec): Operation {
   const op: Operation = { operationId: spec.id, summary: spec.summary, tags: [spec.tag], responses };
   if (spec.description) op.description = spec.description;
   op.security = spec.auth === true ? [{ bearerAuth: [] }] : spec.auth === 'optional' ? [{}, { bearerAuth: [] }] : [];
-  const params = spec.cached ? [...(spec.params ?? []), 'IfNoneMatch'] : spec.conditional ? [...(spec.params ?? []), 'IfMatch'] : spec.params;
-  if (params?.length) op.parameters = params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
+  const params = [...(spec.params ?? []), ...(spec.cached ? ['IfNoneMatch'] : []), ...(spec.conditional ? ['IfMatch'] : []), ...(spec.idempotent ? ['IdempotencyKey'] : [])];
+  if (params.length) op.parameters = params.map((p) => (typeof p === 'string' ? paramRef(p) : p));
   if (spec.body) op.requestBody = { required: true, content: json(spec.body, REQUEST_BODIES[bodyName(spec.body)]?.example) };
   return op;
 }

@@ -45,6 +45,13 @@ export const parameters: Record<string, Parameter> = {
     example: etagExample,
   },
   CommentId: { name: 'id', in: 'path', required: true, description: 'Comment id; anything but a positive 32-bit integer → 404.', schema: int32 },
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    description:
+      'Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$', example: 'c0ffee-2026-11-26-retry-1' },
+  },
   VerifyToken: { name: 'token', in: 'path', required: true, description: 'The verification token from the email (never logged).', schema: { type: 'string' } },
 };
 

@@ -38,6 +38,7 @@ export const postPaths: Paths = {
       tagged: true,
       errors: { 401: AUTH_401, ...DB_503 },
       invalid: { body: { title: ' ', body: '' } },
+      idempotent: true,
     }),
   },
   '/posts/{id}': {
@@ -118,6 +119,7 @@ export const postPaths: Paths = {
       tagged: true,
       errors: { 401: AUTH_401, 404: ['Post not found'], ...DB_503 },
       invalid: { body: { body: '' } },
+      idempotent: true,
     }),
   },
   '/comments/{id}': {

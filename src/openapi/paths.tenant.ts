@@ -22,10 +22,13 @@ export const tenantPaths: Paths = {
       summary: 'Create a post for the current tenant',
       description: '`tenant_id` comes from the header, never from the body.',
       params: ['TenantId'],
+      // No user is needed; one is read (and checked) only to scope an Idempotency-Key.
+      auth: 'optional',
       body: ref('TenantPostInput'),
       success: { status: 201, description: 'The created tenant post', schema: ref('TenantPost'), example: tenantPostExample },
-      errors: { 401: ['Unknown tenant'], ...DB_503 },
+      errors: { 401: ['Unknown tenant', 'Invalid token', 'User not found'], ...DB_503 },
       invalid: { body: { body: 'No title.' } },
+      idempotent: true,
     }),
   },
   '/tenant/admin/posts': {

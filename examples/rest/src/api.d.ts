@@ -932,6 +932,8 @@ export interface components {
         IfMatch: string;
         /** @description Comment id; anything but a positive 32-bit integer → 404. */
         CommentId: number;
+        /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+        IdempotencyKey: string;
         /** @description The verification token from the email (never logged). */
         VerifyToken: string;
     };
@@ -939,13 +941,12 @@ export interface components {
     headers: {
         /** @description The request id (the caller's `x-request-id` when sane, else a generated UUID) */
         RequestId: string;
-        /**
-         * @description Strong entity tag of this answer (a hash of its JSON text). One post, comment or user carries it on every answer (the same JSON has the same tag on every route, and GraphQL `etag` is that tag): send it back as `If-Match` to write only that version. Lists carry it for anonymous callers only.
-         * @example "U7Y1K1sWGrPpt037Jkw8fJ8TBTg"
-         */
+        /** @description Strong entity tag of this answer (a hash of its JSON text). One post, comment or user carries it on every answer (the same JSON has the same tag on every route, and GraphQL `etag` is that tag): send it back as `If-Match` to write only that version. Lists carry it for anonymous callers only. */
         ETag: string;
         /** @description `public, max-age=N` (N = PUBLIC_CACHE_SECONDS; `public, no-cache` when 0) for an anonymous caller; `no-store` for a request with `Authorization` or `x-tenant-id`, as on every other answer */
         CacheControl: string;
+        /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was written this time); absent otherwise */
+        IdempotentReplayed: "true";
         /** @description The request headers the answer depends on besides the URL: `Authorization, X-Tenant-Id` (GraphQL adds `Accept`) */
         Vary: string;
     };
@@ -2141,7 +2142,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "message": "Password changed",
-                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.…"
+                     *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpZCI6MSwidHYiOjAsImlhdCI6MTc5NTM0MTYwMCwiZXhwIjoxNzk1OTQ2NDAwfQ.MZlarHBLnDrtD8ebNAIXfYOHiKz0UtT64OnhCivf-LY"
                      *     }
                      */
                     "application/json": components["schemas"]["PasswordChanged"];
@@ -2600,7 +2601,10 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2621,6 +2625,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2683,6 +2688,24 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -2701,7 +2724,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2725,7 +2748,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };
@@ -3725,7 +3748,10 @@ export interface operations {
     addComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description Post id; anything but a positive 32-bit integer → 404. */
                 id: components["parameters"]["PostId"];
@@ -3748,6 +3774,7 @@ export interface operations {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3822,6 +3849,24 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description `Payload too large` */
             413: {
                 headers: {
@@ -3840,7 +3885,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3860,7 +3905,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };
@@ -5507,6 +5552,8 @@ export interface operations {
             header: {
                 /** @description The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users. */
                 "x-tenant-id": components["parameters"]["TenantId"];
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -5527,6 +5574,7 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5561,7 +5609,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Unknown tenant` */
+            /** @description `Unknown tenant`, `Invalid token`, `User not found` */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5575,7 +5623,25 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Unknown tenant";
+                        message?: "Unknown tenant" | "Invalid token" | "User not found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description `A request with this Idempotency-Key is in progress` */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "A request with this Idempotency-Key is in progress"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        message?: "A request with this Idempotency-Key is in progress";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -5597,7 +5663,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description `Validation failed` */
+            /** @description `Validation failed`, `Idempotency-Key reused for a different request` */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5617,7 +5683,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        message?: "Validation failed";
+                        message?: "Validation failed" | "Idempotency-Key reused for a different request";
                     } & components["schemas"]["ValidationError"];
                 };
             };

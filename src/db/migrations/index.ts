@@ -4,6 +4,7 @@ import { Migration20261124000000LivePostsIndex } from './Migration20261124000000
 import { Migration20261125120000JobRuns } from './Migration20261125120000JobRuns';
 import { Migration20261126000000PageVersions } from './Migration20261126000000PageVersions';
 import { Migration20261126120000MailOutboxNotify } from './Migration20261126120000MailOutboxNotify';
+import { Migration20261127000000IdempotencyKeys } from './Migration20261127000000IdempotencyKeys';
 
 /** Every migration, in order. Listed rather than globbed so compiled and test runs see the same set. */
 export const migrationsList = [
@@ -13,4 +14,5 @@ export const migrationsList = [
   { name: 'Migration20261125120000JobRuns', class: Migration20261125120000JobRuns },
   { name: 'Migration20261126000000PageVersions', class: Migration20261126000000PageVersions },
   { name: 'Migration20261126120000MailOutboxNotify', class: Migration20261126120000MailOutboxNotify },
+  { name: 'Migration20261127000000IdempotencyKeys', class: Migration20261127000000IdempotencyKeys },
 ];

@@ -6,12 +6,15 @@ import { findPostView } from '../post/post.queries';
 import { POST_NOT_FOUND } from '../post/post.service';
 import { Comment } from './comment.entity';
 import type { Services } from '../services';
+import { IDEMPOTENCY_KEY_ARG } from '../idempotency/idempotency.types';
 import { AuthorType, type AuthorView } from '../post/author.types';
 import { authorLoader, knownAuthor } from '../post/post.loaders';
 import { CommentType, presentComment, type CommentView } from './comment.types';
 import { MessageType } from '../../graphql/pagination.types';
 import { commentEtag, ETAG, IF_MATCH } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
+
+const COMMENT_NOT_FOUND = 'Comment not found';
 
 @Resolver(() => CommentType)
 export class CommentResolver {
@@ -22,8 +25,19 @@ export class CommentResolver {
     @Ctx() ctx: RequestContext,
     @Arg('postId', () => Int) postId: number,
     @Arg('body', () => String) body: string,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY_ARG }) idempotencyKey?: string | null,
   ): Promise<CommentView> {
-    return this.services.comments.add(ctx, postId, { body }, (_em, comment) => presentComment(comment));
+    const { comments, idempotency } = this.services;
+    const request = await idempotency.prepare(ctx, { key: idempotencyKey, field: 'idempotencyKey', method: 'GRAPHQL', path: 'addComment', body: { postId, body } });
+    const out = await idempotency.run(ctx, request, async (c) => {
+      const comment = await comments.add(c, postId, { body }, (_em, created) => presentComment(created));
+      return { status: 200, body: null, resourceId: comment.id, value: comment };
+    });
+    if (!out.replayed) return out.value;
+    // The comment first created, read now (it may since have gone with its post).
+    const comment = await ctx.em.findOne(Comment, { id: out.resourceId });
+    if (!comment) throw AppError.notFound(COMMENT_NOT_FOUND);
+    return presentComment(comment);
   }
 
   @Mutation(() => CommentType, { description: "A new body, by the comment's author or a moderator." })

@@ -5,6 +5,7 @@ import { buildListRequest, type ListResult } from '../../core/pagination';
 import { liveHub, topics } from '../../graphql/live';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
+import { IDEMPOTENCY_KEY_ARG } from '../idempotency/idempotency.types';
 import { CommentType, type CommentView } from '../comment/comment.types';
 import { UserType, type UserView } from '../user/user.types';
 import { AuthorType, type AuthorView } from './author.types';
@@ -78,8 +79,15 @@ export class PostResolver {
     @Ctx() ctx: RequestContext,
     @Arg('title', () => String) title: string,
     @Arg('body', () => String) body: string,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY_ARG }) idempotencyKey?: string | null,
   ): Promise<PostView> {
-    return this.services.posts.create(ctx, { title, body }, asView);
+    const { posts, idempotency } = this.services;
+    const request = await idempotency.prepare(ctx, { key: idempotencyKey, field: 'idempotencyKey', method: 'GRAPHQL', path: 'createPost', body: { title, body } });
+    const out = await idempotency.run(ctx, request, async (c) => {
+      const post = await posts.create(c, { title, body }, asView);
+      return { status: 200, body: null, resourceId: post.id, value: post };
+    });
+    return out.replayed ? posts.get(ctx, out.resourceId, findPostView) : out.value;
   }
 
   /** `ifMatch` as REST's If-Match; REQUIRE_IF_MATCH applies here too. */

@@ -2,9 +2,10 @@ import { listRequestFromQuery } from '../../core/pagination';
 import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '../../http/routes';
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
+import { keyedCreate } from '../idempotency/idempotency.rest';
 import { postJson, postJsonSource, writtenCommentJson, writtenPostJson } from './post.rest';
 
-export function postRoutes({ posts, comments, deps }: Services): RouteDef[] {
+export function postRoutes({ posts, comments, idempotency, deps }: Services): RouteDef[] {
   const required = deps.config.requireIfMatch;
   return [
     {
@@ -17,7 +18,7 @@ export function postRoutes({ posts, comments, deps }: Services): RouteDef[] {
     {
       method: 'post',
       path: '/posts',
-      handler: async (req, ctx) => replyTagged(await posts.create(ctx, req.body, writtenPostJson), 201),
+      handler: (req, ctx) => keyedCreate(idempotency, ctx, req, (c) => posts.create(c, req.body, async (tx, post) => ({ json: await writtenPostJson(tx, post), id: post.id })), { tagged: true }),
     },
     {
       method: 'get',
@@ -49,7 +50,8 @@ export function postRoutes({ posts, comments, deps }: Services): RouteDef[] {
     {
       method: 'post',
       path: '/posts/:id/comments',
-      handler: async (req, ctx) => replyTagged(await comments.add(ctx, req.params.id, req.body, writtenCommentJson), 201),
+      handler: (req, ctx) =>
+        keyedCreate(idempotency, ctx, req, (c) => comments.add(c, req.params.id, req.body, async (tx, comment) => ({ json: await writtenCommentJson(tx, comment), id: comment.id })), { tagged: true }),
     },
   ];
 }

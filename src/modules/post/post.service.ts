@@ -65,7 +65,8 @@ export class PostService {
       let slug = '';
       try {
         // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
-        const post = await ctx.em.fork().transactional(async (em) => {
+        // Inside a caller's transaction (an Idempotency-Key's) the attempt is a savepoint of it.
+        const post = await ctx.em.fork({ keepTransactionContext: true }).transactional(async (em) => {
           await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
           slug = await freeSlug(em, base);
           const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);

@@ -3,6 +3,7 @@ import { requireTenant, type RequestContext } from '../../core/context';
 import { liveHub, topics } from '../../graphql/live';
 import { TenantPostService, tenantPostViews } from './tenant-post.service';
 import type { Services } from '../services';
+import { IDEMPOTENCY_KEY_ARG } from '../idempotency/idempotency.types';
 import { presentTenantPost, TenantPostType, type TenantPostView } from './tenant-post.types';
 
 /** GraphQL side of tenant posts; the tenant comes from the same resolver as REST (x-tenant-id). */
@@ -21,12 +22,22 @@ export class TenantPostResolver {
   }
 
   @Mutation(() => TenantPostType, { description: 'Creates a post for the current tenant. Needs a tenant (x-tenant-id).' })
-  createTenantPost(
+  async createTenantPost(
     @Arg('title', () => String) title: string,
     @Arg('body', () => String) body: string,
     @Ctx() ctx: RequestContext,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: IDEMPOTENCY_KEY_ARG }) idempotencyKey?: string | null,
   ): Promise<TenantPostView> {
-    return this.services.tenantPosts.create(ctx, { title, body }, (_em, post) => presentTenantPost(post));
+    const { tenantPosts, idempotency } = this.services;
+    const request = await idempotency.prepare(ctx, { key: idempotencyKey, field: 'idempotencyKey', method: 'GRAPHQL', path: 'createTenantPost', body: { title, body }, tenant: true });
+    const out = await idempotency.run(ctx, request, async (c) => {
+      const post = await tenantPosts.create(c, { title, body }, (_em, created) => presentTenantPost(created));
+      return { status: 200, body: null, resourceId: post.id, value: post };
+    });
+    if (!out.replayed) return out.value;
+    const post = await tenantPosts.find(ctx, out.resourceId);
+    if (!post) throw new Error(`tenant post ${out.resourceId} of a stored Idempotency-Key is gone`);
+    return post;
   }
 
   @Subscription(() => TenantPostType, {

@@ -1,5 +1,6 @@
 import { replyJson, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
+import { keyedCreate } from '../idempotency/idempotency.rest';
 import { jsonArrayText, tenantPostJsons, writtenTenantPostJson } from './tenant-post.rest';
 
 /** REST side of tenant posts, under /tenant (the blog owns /posts); plain arrays, no pagination. */
@@ -14,7 +15,8 @@ export function tenantPostRoutes(services: Services): RouteDef[] {
     {
       method: 'post',
       path: '/tenant/posts',
-      handler: async (req, ctx) => replyJson(await svc.create(ctx, req.body, writtenTenantPostJson), 201),
+      handler: (req, ctx) =>
+        keyedCreate(services.idempotency, ctx, req, (c) => svc.create(c, req.body, async (em, post) => ({ json: await writtenTenantPostJson(em, post), id: post.id })), { tenant: true }),
     },
     {
       method: 'get',

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { BENCH_JWT_SECRET, BENCH_PASSWORD, userEmail } from './config';
+import { call } from './http';
+import { cpuTicks, distPath, postgresTicks, procStat, startTarget, TICK_MS, waitIdle, type Target } from './processes';
+import { seed } from './seed';
+
+/**
+ * The cost of Idempotency-Key on writes: `node dist/bench/idempotency.js` (after the build).
+ * One service on the bench's seeded database; the write mix (2 comments to 1 post, bearer tokens)
+ * sent without a key and with a fresh key per request, in paired rounds whose order rotates, so
+ * a busy neighbour on a shared machine hits both alike. Prints req/s, CPU per request (the
+ * service's and PostgreSQL's) and the keyed/plain ratio of time per request.
+ * Knobs: IDEM_ROUNDS (3), IDEM_SECONDS (6), IDEM_CONNECTIONS (10).
+ */
+const rounds = Number(process.env.IDEM_ROUNDS ?? 3);
+const seconds = Number(process.env.IDEM_SECONDS ?? 6);
+const connections = Number(process.env.IDEM_CONNECTIONS ?? 10);
+const log = (m: string) => process.stderr.write(`[idempotency ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+
+interface Run { rps: number; nodeMs: number; pgMs: number; errors: number }
+
+function writeMix(tokens: string[], postIds: number[], keyed: boolean) {
+  let n = 0;
+  return () => {
+    const token = tokens[n % tokens.length];
+    const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    if (keyed) headers['idempotency-key'] = `bench-${process.pid}-${++n}-${randomBytes(4).toString('hex')}`;
+    else n++;
+    if (n % 3 === 0) return { method: 'POST' as const, path: '/posts', headers, body: JSON.stringify({ title: `Idem bench ${process.pid}-${n}-${randomBytes(3).toString('hex')}`, body: 'Written under load. '.repeat(20) }) };
+    return { method: 'POST' as const, path: `/posts/${postIds[n % postIds.length]}/comments`, headers, body: JSON.stringify({ body: 'A comment written under load.' }) };
+  };
+}
+
+async function run(t: Target, next: () => object, postmaster: number, duration: number): Promise<Run> {
+  await waitIdle([t.pid], 10_000);
+  const n0 = cpuTicks(t.pid);
+  const p0 = postgresTicks(postmaster);
+  const r = await autocannon({ url: t.url, connections, duration, timeout: 30, requests: [{ setupRequest: (req) => ({ ...req, ...next() }) }] });
+  const responses = r.requests.total || 1;
+  return { rps: responses / r.duration, nodeMs: ((cpuTicks(t.pid) - n0) * TICK_MS) / responses, pgMs: ((postgresTicks(postmaster) - p0) * TICK_MS) / responses, errors: r.non2xx + r.errors };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function main(): Promise<void> {
+  const db = await seed(log);
+  const c = new Client({ connectionString: db.url });
+  await c.connect();
+  const backend = (await c.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+  const postmaster = Number(procStat(backend)![1]);
+  const postIds = (await c.query('select id from posts where deleted_at is null order by id limit 200')).rows.map((r) => r.id as number);
+  await c.end();
+  const t = await startTarget('service', distPath('src', 'main.js'), {
+    DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET, NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:1',
+    APP_URL: 'http://bench.invalid', AUTH_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'warn', TRASH_RETENTION_DAYS: '0',
+  });
+  try {
+    const tokens = await Promise.all([1, 2, 3, 4].map(async (i) => {
+      const res = await call(t.url, 'POST', '/auth/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: userEmail(i), password: BENCH_PASSWORD }) });
+      if (typeof res.body?.token !== 'string') throw new Error(`login of ${userEmail(i)}: ${res.status}`);
+      return res.body.token as string;
+    }));
+    const mixes = { plain: writeMix(tokens, postIds, false), keyed: writeMix(tokens, postIds, true) };
+    const results: Record<'plain' | 'keyed', Run[]> = { plain: [], keyed: [] };
+    for (const name of ['plain', 'keyed'] as const) await run(t, mixes[name], postmaster, 2);
+    for (let round = 0; round < rounds; round++) {
+      for (const name of round % 2 ? (['keyed', 'plain'] as const) : (['plain', 'keyed'] as const)) {
+        const r = await run(t, mixes[name], postmaster, seconds);
+        results[name].push(r);
+        log(`${name}: ${r.rps.toFixed(0)} req/s, node ${r.nodeMs.toFixed(2)} ms/req, pg ${r.pgMs.toFixed(2)} ms/req${r.errors ? `, ${r.errors} errors` : ''}`);
+      }
+    }
+    const lines = ['| write mix | req/s (median; each round) | Node CPU ms/req | PostgreSQL CPU ms/req | errors |', '|---|---|---:|---:|---:|'];
+    for (const name of ['plain', 'keyed'] as const) {
+      const rs = results[name];
+      lines.push(`| ${name === 'plain' ? 'without a key' : 'with Idempotency-Key'} | ${median(rs.map((r) => r.rps)).toFixed(0)} (${rs.map((r) => r.rps.toFixed(0)).join(', ')}) | ${median(rs.map((r) => r.nodeMs)).toFixed(2)} | ${median(rs.map((r) => r.pgMs)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`);
+    }
+    const ratio = median(results.plain.map((r) => r.rps)) / median(results.keyed.map((r) => r.rps));
+    lines.push('', `time per request, keyed / plain: ${ratio.toFixed(3)}x (target ≤ 1.15x)`);
+    process.stdout.write(lines.join('\n') + '\n');
+  } finally {
+    await t.stop();
+    await db.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`idempotency bench failed: ${(err as Error)?.stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { requireActor, requireTenant, type RequestContext } from '../../core/context';
+import { AppError } from '../../core/errors';
+import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
+import type { Logger } from '../../core/logger';
+import { UnreadBody } from '../../core/validation';
+
+export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
+export const KEY_REUSED = 'Idempotency-Key reused for a different request';
+export const KEY_INVALID = 'must be 1 to 255 visible ASCII characters';
+/** 1–255 visible ASCII characters (0x21–0x7E): no spaces, no control or non-ASCII characters. */
+const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
+/** First key of the two-key advisory locks on Idempotency-Keys, apart from the slugs' space (post.service.ts). */
+const KEY_LOCK_SPACE = 4712;
+const EXPIRY_EVERY_MS = 10 * 60_000;
+
+/** What a create with an Idempotency-Key is known by: whose key, the key, and what was asked. */
+export interface IdempotentRequest {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  /** The key's name on its surface (`Idempotency-Key` header, `idempotencyKey` argument), for its 422s. */
+  field: string;
+}
+
+/** What a create answers; `body` is the exact JSON text a replay sends again (null: read anew). */
+export interface Created<T> {
+  status: number;
+  body: string | null;
+  resourceId: number;
+  value: T;
+}
+
+export type Outcome<T> = ({ replayed: false } & Created<T>) | { replayed: true; status: number; body: string | null; resourceId: number };
+
+/** What a surface hands over, as plain values: the surface parses the header or argument. */
+export interface KeyedCall {
+  /** The key as sent; undefined or null when none was. */
+  key: string | null | undefined;
+  field: string;
+  /** The request the key stands for: method and path (REST), or `GRAPHQL` and the mutation name. */
+  method: string;
+  path: string;
+  body: unknown;
+  /** Tenant posts: the scope is the tenant (and the user when one is signed in). */
+  tenant?: boolean;
+}
+
+/**
+ * Safe retries of creates. A key belongs to its caller's scope; within it, the first request runs
+ * and its answer is stored in the same transaction as its write, so a row and its stored answer
+ * commit together or not at all (a crash before the commit leaves neither, and the retry runs
+ * anew). Concurrent repeats are decided by PostgreSQL, never by this process: a transaction-scoped
+ * advisory lock on (scope, key) is taken without waiting, and a repeat that does not get it is
+ * refused with 409, on whichever instance it arrives.
+ */
+export class IdempotencyService {
+  constructor(private readonly hours: number) {}
+
+  /**
+   * The caller's scope (401 first, as for any create), then the key's check (422), then the
+   * request's fingerprint. Undefined when no key was sent: the create runs as without this service.
+   */
+  async prepare(ctx: RequestContext, call: KeyedCall): Promise<IdempotentRequest | undefined> {
+    if (call.key === undefined || call.key === null) return undefined;
+    const scope = await scopeOf(ctx, call.tenant === true);
+    if (typeof call.key !== 'string' || !VALID_KEY.test(call.key)) throw AppError.validation([{ field: call.field, message: `${call.field} ${KEY_INVALID}` }]);
+    return { scope, key: call.key, fingerprint: fingerprint(call.method, call.path, call.body), field: call.field };
+  }
+
+  /**
+   * Runs `create` once per key: under the key's lock, a stored answer of the same request is
+   * replayed (nothing is written), one of another request is a 422, and otherwise `create` runs
+   * on a context whose EntityManager is this transaction, its answer is stored, and both commit
+   * together. Errors are not stored: a create that failed wrote nothing, so its retry runs anew.
+   */
+  async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext) => Promise<Created<T>>): Promise<Outcome<T>> {
+    if (!request) return { replayed: false, ...(await create(ctx)) };
+    return ctx.em.transactional(async (tx) => {
+      const [{ locked }] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, hashtext(?)) as locked', [KEY_LOCK_SPACE, `${request.scope}\n${request.key}`]);
+      if (!locked) throw AppError.inConflict(KEY_IN_PROGRESS);
+      const [stored] = await tx.execute<{ fingerprint: string; status: number; body: string | null; resource_id: number }[]>(
+        'select fingerprint, status, body, resource_id from idempotency_keys where scope = ? and key = ? and expires_at > now()',
+        [request.scope, request.key],
+      );
+      if (stored) {
+        if (stored.fingerprint !== request.fingerprint) throw AppError.conflict(request.field, KEY_REUSED);
+        return { replayed: true, status: stored.status, body: stored.body, resourceId: stored.resource_id };
+      }
+      const created = await create(withinTransaction(ctx, tx));
+      // A row still there is expired (the select above ignores those): the key starts anew. A live
+      // one is never overwritten; under the key's lock none can appear, and were one there the
+      // create is undone (409: the repeat then gets the stored answer).
+      const inserted = await tx.execute<unknown[]>(
+        `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)
+         values (?, ?, ?, ?, ?, ?, now(), now() + make_interval(hours => ?))
+         on conflict (scope, key) do update set fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body,
+           resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+           where idempotency_keys.expires_at <= now()
+         returning 1`,
+        [request.scope, request.key, request.fingerprint, created.status, created.body, created.resourceId, this.hours],
+      );
+      if (inserted.length !== 1) throw AppError.inConflict(KEY_IN_PROGRESS);
+      return { replayed: false, ...created };
+    });
+  }
+}
+
+/** Deletes the keys past their hours (lookups already ignore them), every 10 minutes, once between all instances. */
+export async function purgeExpiredKeys(em: EntityManager): Promise<number> {
+  const rows = await em.execute<{ n: string }[]>('with gone as (delete from idempotency_keys where expires_at <= now() returning 1) select count(*) as n from gone');
+  return Number(rows[0].n);
+}
+
+export function idempotencyExpiryJob(orm: MikroORM, log: Logger): BackgroundJob & { runNow(): Promise<void> } {
+  return intervalJob(
+    'idempotency-key-expiry',
+    EXPIRY_EVERY_MS,
+    async () => {
+      await purgeExpiredKeys(orm.em.fork());
+    },
+    (err) => log.warn({ err }, 'idempotency key expiry failed'),
+    { shared: sharedPeriod(orm) },
+  );
+}
+
+/** `u:<user>` for the blog's creates; `t:<tenant>` (plus `:u:<user>` when signed in) for tenant posts, which need no user. */
+async function scopeOf(ctx: RequestContext, tenant: boolean): Promise<string> {
+  if (!tenant) return `u:${(await requireActor(ctx)).id}`;
+  const tenantId = requireTenant(ctx);
+  const actor = await ctx.actor();
+  return actor ? `t:${tenantId}:u:${actor.id}` : `t:${tenantId}`;
+}
+
+/** SHA-256 of the method, the path (without a trailing slash) and the body with its object keys sorted. */
+export function fingerprint(method: string, path: string, body: unknown): string {
+  const text = body instanceof UnreadBody ? `unread:${body.contentType}` : body === undefined ? '' : canonicalJson(body);
+  return createHash('sha256').update(`${method}\n${path.replace(/\/+$/, '')}\n${text}`).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The request's context with `tx` as its EntityManager, so that a service's statements (and the
+ * nested transactions it opens, as savepoints) belong to the key's transaction. Everything else
+ * (caller, tenant, loaders) is the request's own, through the prototype.
+ */
+function withinTransaction(ctx: RequestContext, tx: EntityManager): RequestContext {
+  return Object.create(ctx, { em: { value: tx }, reader: { value: () => tx } }) as RequestContext;
+}
