@@ -2,7 +2,7 @@ import type { RequestContext } from '../../core/context';
 import { replyJson, replyTagged, type Reply, type RestRequest } from '../../http/routes';
 import type { IdempotencyService } from './idempotency.service';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const REPLAYED = { 'Idempotent-Replayed': 'true' };
 
 /** What a REST create answers: its JSON text (the read builder's) and the new row's id. */

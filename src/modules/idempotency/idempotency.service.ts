@@ -8,7 +8,7 @@ import { UnreadBody } from '../../core/validation';
 
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
 export const KEY_REUSED = 'Idempotency-Key reused for a different request';
-export const KEY_INVALID = 'must be 1 to 255 visible ASCII characters';
+const KEY_INVALID = 'must be 1 to 255 visible ASCII characters';
 /** 1–255 visible ASCII characters (0x21–0x7E): no spaces, no control or non-ASCII characters. */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
 /** First key of the two-key advisory locks on Idempotency-Keys, apart from the slugs' space (post.service.ts). */
@@ -108,7 +108,7 @@ export class IdempotencyService {
 }
 
 /** Deletes the keys past their hours (lookups already ignore them), every 10 minutes, once between all instances. */
-export async function purgeExpiredKeys(em: EntityManager): Promise<number> {
+async function purgeExpiredKeys(em: EntityManager): Promise<number> {
   const rows = await em.execute<{ n: string }[]>('with gone as (delete from idempotency_keys where expires_at <= now() returning 1) select count(*) as n from gone');
   return Number(rows[0].n);
 }
@@ -134,7 +134,7 @@ async function scopeOf(ctx: RequestContext, tenant: boolean): Promise<string> {
 }
 
 /** SHA-256 of the method, the path (without a trailing slash) and the body with its object keys sorted. */
-export function fingerprint(method: string, path: string, body: unknown): string {
+function fingerprint(method: string, path: string, body: unknown): string {
   const text = body instanceof UnreadBody ? `unread:${body.contentType}` : body === undefined ? '' : canonicalJson(body);
   return createHash('sha256').update(`${method}\n${path.replace(/\/+$/, '')}\n${text}`).digest('hex');
 }

@@ -78,7 +78,7 @@ export async function postJson(ctx: PostReadContext, id: number, filters?: Recor
 }
 
 /** One comment's REST answer, or null when there is no such comment. */
-export async function commentJson(em: EntityManager, id: number): Promise<string | null> {
+async function commentJson(em: EntityManager, id: number): Promise<string | null> {
   const qb = em.createQueryBuilder(Comment, 'c').select(raw(`${restCommentJson}::text as json`)).where({ id });
   await leftJoinAuthor(em, qb, 'cu', 'c');
   const row = await qb.execute<JsonText | undefined>('get', false);

@@ -30,7 +30,7 @@ export const tenantPostJsons: TenantPostReader<TenantPostJson> = (em, lift) => r
 export const jsonArrayText = (rows: readonly JsonText[]): string => `[${rows.map((r) => r.json).join(',')}]`;
 
 /** One tenant post's answer, through the `tenant` filter of `em` (the request's tenant), or null. */
-export async function tenantPostJson(em: EntityManager, id: number): Promise<string | null> {
+async function tenantPostJson(em: EntityManager, id: number): Promise<string | null> {
   const [row] = await readTenantPosts(em, jsonProjection, {}, id);
   return row?.json ?? null;
 }
