@@ -113,6 +113,9 @@ describe('REST precedence (CONTRACT 7)', () => {
   it('a JSON body that is not an object → exactly 422 Validation failed about the body as a whole, on every route that reads one', async () => {
     const { user, token } = await buildUser(app);
     const post = await buildPost(app, user);
+    const comment = await api.rest('POST', `/posts/${post.id}/comments`, { rawBody: JSON.stringify({ body: 'A comment to edit' }), token });
+    expect(comment.status).toBe(201);
+    const commentId = (comment.body as { id: number }).id;
     /** Every route that reads a body, with what it needs to get past 401/404 to its input check. */
     const withBody: Record<string, { path: string; token?: string; headers?: Record<string, string> }> = {
       'POST /auth/register': { path: '/auth/register' },
@@ -122,19 +125,23 @@ describe('REST precedence (CONTRACT 7)', () => {
       'POST /posts': { path: '/posts', token },
       'POST /posts/:id/comments': { path: `/posts/${post.id}/comments`, token },
       'POST /tenant/posts': { path: '/tenant/posts', token, headers: { 'x-tenant-id': '1' } },
+      'PATCH /posts/:id': { path: `/posts/${post.id}`, token },
+      'PATCH /comments/:id': { path: `/comments/${commentId}`, token },
+      'PATCH /auth/me': { path: '/auth/me', token },
+      'POST /auth/change-password': { path: '/auth/change-password', token },
     };
     /** Routes that take no body: they ignore one, whatever it is. */
     const withoutBody = [
       'POST /auth/verify-email/:token', 'POST /auth/resend-verification',
       'PATCH /posts/:id/publish', 'DELETE /posts/:id', 'PATCH /posts/:id/restore',
       'DELETE /trash', 'PATCH /trash/:id/restore', 'DELETE /trash/:id',
-      'DELETE /admin/users/:id', 'PATCH /admin/users/:id/restore',
+      'DELETE /admin/users/:id', 'PATCH /admin/users/:id/restore', 'DELETE /comments/:id',
     ];
     // A route added later must be sorted into one list or the other.
     expect(bodyRoutes().map((r) => `${r.method.toUpperCase()} ${r.path}`).sort()).toEqual([...Object.keys(withBody), ...withoutBody].sort());
     for (const [route, target] of Object.entries(withBody)) {
       for (const rawBody of ['[]', '[{"a":1}]', '"text"', '42', 'true', 'null']) {
-        const res = await api.rest('POST', target.path, { rawBody, token: target.token, headers: target.headers });
+        const res = await api.rest(route.split(' ')[0], target.path, { rawBody, token: target.token, headers: target.headers });
         expect({ route, rawBody, status: res.status, body: res.body }).toEqual({
           route,
           rawBody,
