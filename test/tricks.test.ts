@@ -116,9 +116,10 @@ describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first 
   it('the built heap.js turns it off: a workload V8 pretenures without it is never weighed with it', () => {
     const heap = JSON.stringify(join(root, 'dist', 'src', 'core', 'heap.js'));
     const without = runNode(TRACE, SURVIVORS);
-    // The control: this V8 traces pretenuring, and this workload gets tenured sites.
+    // The control: this V8 traces pretenuring, and this workload gets sites decided for tenuring
+    // (Node 20 and 24's V8 reach `=> tenure`; Node 26's stops at `=> maybe tenure` on this workload).
     expect(without).toMatch(PRETENURING_LINE);
-    expect(without).toMatch(/=> tenure/);
+    expect(without).toMatch(/=> (maybe )?tenure/);
     const withHeap = runNode(TRACE, `require(${heap});\n${SURVIVORS}`);
     expect(withHeap).toContain('done');
     expect(withHeap).not.toMatch(/unrecognized flag/i);
