@@ -96,13 +96,16 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   // Without CORS_ORIGINS there is no CORS at all: no layer to pass.
   if (deps.config.corsOrigins.length) app.use(corsPolicy(deps.config.corsOrigins));
   opts.extend?.(app, { services, routes: (defs) => restRouter(defs, adapterDeps) });
-  // Routes on the app's own router, not on nested Routers: each nesting is a second walk per request.
+  // Routes on the app's own router, not on nested Routers: each nesting is a second walk per
+  // request. Express tries routes in order, so the busiest come first: GraphQL, then the posts.
+  const graphql = graphqlHttp(apollo, { ...adapterDeps, documents });
+  mountPath(app, '/graphql', { get: [idePage(), graphql], post: [graphqlBody, graphql] });
   mountRoutes(app, restRoutes(services), adapterDeps);
   mountOperational(app);
   app.use(notFound);
   app.use(restErrors(deps.log));
 
-  /** Health, metrics, documentation and GraphQL over HTTP; each path's other methods 405. */
+  /** Health, metrics and documentation; each path's other methods 405. */
   function mountOperational(router: Express) {
     mountPath(router, '/healthz', { get: [(_req, res) => void res.json({ status: 'ok' })] });
     mountPath(router, '/readyz', {
@@ -129,8 +132,6 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     mountPath(router, '/verify-email', { get: [asDocument, pages.verifyEmail] });
     mountPath(router, PAGE_ASSET_ROUTE, { get: [asDocument, pages.asset] });
     if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
-    const graphql = graphqlHttp(apollo, { ...adapterDeps, documents });
-    mountPath(router, '/graphql', { get: [idePage(), graphql], post: [graphqlBody, graphql] });
   }
 
   /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */
