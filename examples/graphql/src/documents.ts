@@ -16,14 +16,14 @@ export const RegisterDocument = graphql(`
 `);
 
 export const CreatePostDocument = graphql(`
-  mutation CreatePost($title: String!, $body: String!) {
-    createPost(title: $title, body: $body) { id title slug published }
+  mutation CreatePost($title: String!, $body: String!, $idempotencyKey: String) {
+    createPost(title: $title, body: $body, idempotencyKey: $idempotencyKey) { id title slug published etag }
   }
 `);
 
 export const PublishPostDocument = graphql(`
-  mutation PublishPost($id: Int!) {
-    publishPost(id: $id) { id published publishedAt }
+  mutation PublishPost($id: Int!, $ifMatch: String) {
+    publishPost(id: $id, ifMatch: $ifMatch) { id published publishedAt etag }
   }
 `);
 

@@ -4,8 +4,10 @@ import { AddCommentDocument, CommentAddedDocument, CreatePostDocument, PostsDocu
 import type { CommentAddedSubscription } from './gql/graphql.js';
 
 /**
- * The GraphQL example: registers, writes a post, publishes it, follows its comments over a
- * subscription (graphql-ws) and comments on it, every step typed by the generated documents.
+ * The GraphQL example: registers, writes a post (retried once with its idempotency key: still one
+ * post), publishes it if nobody changed it meanwhile (ifMatch with the etag the create answered),
+ * follows its comments over a subscription (graphql-ws) and comments on it, every step typed by
+ * the generated documents.
  *
  *   API_URL=http://localhost:3000 npm run graphql                       # ids, or the text if the service has no manifest
  *   API_URL=http://localhost:3000 GRAPHQL_SEND=documentId npm run graphql # document ids only
@@ -48,9 +50,15 @@ async function main(): Promise<void> {
   client.setToken(register.token);
   console.log(`registered ${register.user.name} (user ${register.user.id}, role ${register.user.role})`);
 
-  const { createPost: post } = await client.execute(CreatePostDocument, { title: `Typed from GraphQL ${stamp}`, body: 'Written with a generated, typed document.' });
-  const { publishPost } = await client.execute(PublishPostDocument, { id: post.id });
-  console.log(`created post ${post.id} "${post.title}" (${post.slug}), published at ${publishPost.publishedAt}`);
+  // A create that may be retried (a timeout, a dropped connection) carries a key of its own: the
+  // repeat returns the post the first one created instead of writing a second.
+  const create = { title: `Typed from GraphQL ${stamp}`, body: 'Written with a generated, typed document.', idempotencyKey: `create-post-${stamp}` };
+  const { createPost: post } = await client.execute(CreatePostDocument, create);
+  const { createPost: retried } = await client.execute(CreatePostDocument, create);
+  if (retried.id !== post.id) throw new Error(`the retried create wrote post ${retried.id} besides ${post.id}`);
+  // Publish only the version this client saw: a change by anyone else meanwhile is PRECONDITION_FAILED, not overwritten.
+  const { publishPost } = await client.execute(PublishPostDocument, { id: post.id, ifMatch: post.etag });
+  console.log(`created post ${post.id} "${post.title}" (${post.slug}; retried with its key: the same post), published at ${publishPost.publishedAt} (if still ${post.etag})`);
 
   // Follow the post's comments. graphql-transport-ws acknowledges the connection but not a
   // subscribe, so a comment written too soon may come before the service listens for the post:
@@ -83,7 +91,7 @@ async function main(): Promise<void> {
     JSON.stringify({
       send: client.mode(),
       user: { id: register.user.id, name: register.user.name },
-      post: { id: post.id, slug: post.slug, published: publishPost.published },
+      post: { id: post.id, slug: post.slug, published: publishPost.published, retriedId: retried.id, etagChanged: publishPost.etag !== post.etag },
       commentsWritten: written,
       received: { id: comment.id, postId: comment.postId, body: comment.body, author: comment.user?.name ?? null },
       listed: listed ? { id: listed.id, commentsCount: listed.commentsCount } : null,

@@ -15,16 +15,16 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  mutation Register($name: String!, $email: String!, $password: String!) {\n    register(name: $name, email: $email, password: $password) {\n      token\n      user { id name email role }\n    }\n  }\n": typeof types.RegisterDocument,
-    "\n  mutation CreatePost($title: String!, $body: String!) {\n    createPost(title: $title, body: $body) { id title slug published }\n  }\n": typeof types.CreatePostDocument,
-    "\n  mutation PublishPost($id: Int!) {\n    publishPost(id: $id) { id published publishedAt }\n  }\n": typeof types.PublishPostDocument,
+    "\n  mutation CreatePost($title: String!, $body: String!, $idempotencyKey: String) {\n    createPost(title: $title, body: $body, idempotencyKey: $idempotencyKey) { id title slug published etag }\n  }\n": typeof types.CreatePostDocument,
+    "\n  mutation PublishPost($id: Int!, $ifMatch: String) {\n    publishPost(id: $id, ifMatch: $ifMatch) { id published publishedAt etag }\n  }\n": typeof types.PublishPostDocument,
     "\n  mutation AddComment($postId: Int!, $body: String!) {\n    addComment(postId: $postId, body: $body) { id body createdAt user { id name } }\n  }\n": typeof types.AddCommentDocument,
     "\n  query Posts($page: Int) {\n    posts(page: $page) {\n      total\n      currentPage\n      lastPage\n      data { id title commentsCount user { name } }\n    }\n  }\n": typeof types.PostsDocument,
     "\n  subscription CommentAdded($postId: Int!) {\n    commentAdded(postId: $postId) { id postId body createdAt user { id name } }\n  }\n": typeof types.CommentAddedDocument,
 };
 const documents: Documents = {
     "\n  mutation Register($name: String!, $email: String!, $password: String!) {\n    register(name: $name, email: $email, password: $password) {\n      token\n      user { id name email role }\n    }\n  }\n": types.RegisterDocument,
-    "\n  mutation CreatePost($title: String!, $body: String!) {\n    createPost(title: $title, body: $body) { id title slug published }\n  }\n": types.CreatePostDocument,
-    "\n  mutation PublishPost($id: Int!) {\n    publishPost(id: $id) { id published publishedAt }\n  }\n": types.PublishPostDocument,
+    "\n  mutation CreatePost($title: String!, $body: String!, $idempotencyKey: String) {\n    createPost(title: $title, body: $body, idempotencyKey: $idempotencyKey) { id title slug published etag }\n  }\n": types.CreatePostDocument,
+    "\n  mutation PublishPost($id: Int!, $ifMatch: String) {\n    publishPost(id: $id, ifMatch: $ifMatch) { id published publishedAt etag }\n  }\n": types.PublishPostDocument,
     "\n  mutation AddComment($postId: Int!, $body: String!) {\n    addComment(postId: $postId, body: $body) { id body createdAt user { id name } }\n  }\n": types.AddCommentDocument,
     "\n  query Posts($page: Int) {\n    posts(page: $page) {\n      total\n      currentPage\n      lastPage\n      data { id title commentsCount user { name } }\n    }\n  }\n": types.PostsDocument,
     "\n  subscription CommentAdded($postId: Int!) {\n    commentAdded(postId: $postId) { id postId body createdAt user { id name } }\n  }\n": types.CommentAddedDocument,
@@ -51,11 +51,11 @@ export function graphql(source: "\n  mutation Register($name: String!, $email: S
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation CreatePost($title: String!, $body: String!) {\n    createPost(title: $title, body: $body) { id title slug published }\n  }\n"): (typeof documents)["\n  mutation CreatePost($title: String!, $body: String!) {\n    createPost(title: $title, body: $body) { id title slug published }\n  }\n"];
+export function graphql(source: "\n  mutation CreatePost($title: String!, $body: String!, $idempotencyKey: String) {\n    createPost(title: $title, body: $body, idempotencyKey: $idempotencyKey) { id title slug published etag }\n  }\n"): (typeof documents)["\n  mutation CreatePost($title: String!, $body: String!, $idempotencyKey: String) {\n    createPost(title: $title, body: $body, idempotencyKey: $idempotencyKey) { id title slug published etag }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  mutation PublishPost($id: Int!) {\n    publishPost(id: $id) { id published publishedAt }\n  }\n"): (typeof documents)["\n  mutation PublishPost($id: Int!) {\n    publishPost(id: $id) { id published publishedAt }\n  }\n"];
+export function graphql(source: "\n  mutation PublishPost($id: Int!, $ifMatch: String) {\n    publishPost(id: $id, ifMatch: $ifMatch) { id published publishedAt etag }\n  }\n"): (typeof documents)["\n  mutation PublishPost($id: Int!, $ifMatch: String) {\n    publishPost(id: $id, ifMatch: $ifMatch) { id published publishedAt etag }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
