@@ -42,10 +42,16 @@ async function main(): Promise<void> {
   const user = registered.data.user;
   console.log(`registered ${user.name} (user ${user.id}, ${user.email})`);
 
-  const created = await client.POST('/posts', { body: { title: `Typed from REST ${stamp}`, body: 'Written with openapi-fetch.' } });
+  // A create that may be retried (a timeout, a dropped connection) carries an Idempotency-Key: the
+  // repeat answers the post the first one created (Idempotent-Replayed: true), never a second post.
+  const create = { body: { title: `Typed from REST ${stamp}`, body: 'Written with openapi-fetch.' }, params: { header: { 'Idempotency-Key': `create-post-${stamp}` } } };
+  const created = await client.POST('/posts', create);
   if (!created.data) fail('create a post', created.response.status, created.error);
   const post: Post = created.data;
-  console.log(`created post ${post.id} "${post.title}" (${post.slug}), published: ${post.published}`);
+  const retried = await client.POST('/posts', create);
+  if (!retried.data) fail('retry the create', retried.response.status, retried.error);
+  if (retried.data.id !== post.id) throw new Error(`the retried create wrote post ${retried.data.id} besides ${post.id}`);
+  console.log(`created post ${post.id} "${post.title}" (${post.slug}), published: ${post.published}; retried with its key: the same post`);
 
   // A safe write: publish only the version we created (its ETag). Had someone edited it since,
   // the answer would be 412 with the current ETag, and nothing written.
