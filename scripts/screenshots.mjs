@@ -326,7 +326,7 @@ async function main() {
     const ide = await openPage(cdp, origin, blocked);
     const fragment = new URLSearchParams({ query, ...(headers ? { headers } : {}) }).toString();
     await ide.goto(`${service.url}/graphql#${fragment}`);
-    await ide.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .CodeMirror')`);
+    await ide.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .monaco-editor')`);
     await sleep(1000); // the schema (introspection) loads after the first paint
     await ide.evaluate(`(() => { document.querySelector('.graphiql-execute-button').click(); return true; })()`);
     await ide.waitFor('the query result', `(document.querySelector('.result-window') || {}).innerText?.includes('"data"')`);
@@ -340,7 +340,7 @@ async function main() {
       const subscription = `# Live over WebSocket: comments appear as added\nsubscription LiveComments {\n  commentAdded(postId: ${live}) {\n    id\n    body\n    createdAt\n    user { name }\n  }\n}\n`;
       const sub = await openPage(cdp, origin, blocked);
       await sub.goto(`${service.url}/graphql#${new URLSearchParams({ query: subscription, headers }).toString()}`);
-      await sub.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .CodeMirror')`);
+      await sub.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .monaco-editor')`);
       await sleep(1000);
       await sub.evaluate(`(() => { document.querySelector('.graphiql-execute-button').click(); return true; })()`);
       await sleep(1000); // subscribed (nothing to wait on in the page until an event arrives)

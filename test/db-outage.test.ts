@@ -6,7 +6,10 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { isConnectionError, toAppError } from '../src/core/errors';
+import { createServer } from 'node:net';
+import { Client } from 'pg';
+import { PostgreSqlExceptionConverter } from '@mikro-orm/postgresql';
+import { isConnectionError, isUniqueViolation, toAppError } from '../src/core/errors';
 
 /**
  * The database goes away under a running service and comes back on the same address: while it
@@ -199,5 +202,91 @@ describe('isConnectionError knows what the drivers throw when the database is un
     ['plain bug', new TypeError('x is undefined')],
   ])('%s is not a connection error', (_name, err) => {
     expect(isConnectionError(err)).toBe(false);
+  });
+});
+
+/**
+ * The errors as a real PostgreSQL and pg give them, raw and as MikroORM converts them (its
+ * exceptions copy the driver error's `code` and `constraint`): they are told apart by SQLSTATE
+ * or errno code, not by their wording.
+ */
+describe('database errors are told apart by their codes', () => {
+  const converter = new PostgreSqlExceptionConverter();
+  const client = async () => {
+    const c = new Client({ connectionString: pg.url });
+    c.on('error', () => undefined); // a terminated session also reports on the client itself
+    await c.connect();
+    return c;
+  };
+  const failure = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (err: unknown) => err as Error & { code?: string; constraint?: string });
+  const asUnavailable = (err: Error) => {
+    for (const e of [err, converter.convertException(err)]) {
+      expect(isConnectionError(e)).toBe(true);
+      expect(toAppError(e)).toMatchObject({ status: 503, message: 'Service unavailable' });
+    }
+  };
+
+  it('a statement cut by statement_timeout (57014) → 503', async () => {
+    const c = await client();
+    try {
+      await c.query('SET statement_timeout = 50');
+      const err = await failure(c.query('SELECT pg_sleep(5)'));
+      expect(err.code).toBe('57014');
+      asUnavailable(err);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it('a session terminated by the server (57P01) → 503', async () => {
+    const [victim, admin] = [await client(), await client()];
+    try {
+      const pid = (await victim.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      const running = failure(victim.query('SELECT pg_sleep(5)'));
+      await new Promise((r) => setTimeout(r, 100));
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      const err = await running;
+      expect(err.code).toBe('57P01');
+      asUnavailable(err);
+    } finally {
+      await victim.end().catch(() => undefined);
+      await admin.end();
+    }
+  });
+
+  it('a refused connection (ECONNREFUSED, no SQLSTATE) → 503', async () => {
+    const free = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = s.address() as { port: number };
+        s.close(() => resolve(p));
+      });
+    });
+    const url = new URL(pg.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(free);
+    const err = await failure(new Client({ connectionString: url.toString() }).connect());
+    expect(err.code).toBe('ECONNREFUSED');
+    asUnavailable(err);
+  });
+
+  it('a unique violation (23505) names its constraint; it is the caller\'s data (422), not an outage', async () => {
+    const c = await client();
+    try {
+      await c.query('CREATE TEMP TABLE codes_seen (v int CONSTRAINT codes_seen_v_unique UNIQUE)');
+      await c.query('INSERT INTO codes_seen VALUES (1)');
+      const err = await failure(c.query('INSERT INTO codes_seen VALUES (1)'));
+      expect([err.code, err.constraint]).toEqual(['23505', 'codes_seen_v_unique']);
+      const converted = converter.convertException(err);
+      expect(converted.name).toBe('UniqueConstraintViolationException');
+      for (const e of [err, converted]) {
+        expect(isUniqueViolation(e)).toBe(true);
+        expect(isUniqueViolation(e, 'codes_seen_v_unique')).toBe(true);
+        expect(isUniqueViolation(e, 'users_email_unique')).toBe(false);
+        expect(isConnectionError(e)).toBe(false);
+        expect(toAppError(e)).toMatchObject({ status: 422 });
+      }
+    } finally {
+      await c.end();
+    }
   });
 });

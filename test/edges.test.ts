@@ -374,8 +374,9 @@ describe('security headers and CORS', () => {
       const csp = res.headers.get('content-security-policy')!;
       expect(csp).toContain("default-src 'self'");
       expect(csp).toContain("script-src 'self';");
+      expect(csp).toContain("worker-src 'self';");
       expect(csp).toContain("frame-ancestors 'none'");
-      expect(csp).not.toMatch(/https?:|\*/);
+      expect(csp).not.toMatch(/https?:|\*|blob:|unsafe-eval/);
     }
   });
 

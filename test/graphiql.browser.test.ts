@@ -49,7 +49,10 @@ describeInBrowser('test/graphiql.browser.test.ts', 'GraphiQL at /graphql, in Chr
     const problems: string[] = [];
     const hosts = new Set<string>();
     const sockets: string[] = [];
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    const workers = new Set<string>();
+    // Monaco only warns (console.warn) when a worker cannot start and then runs its code on the page.
+    page.on('console', (m) => (m.type() === 'error' || m.type() === 'warning') && problems.push(`console: ${m.text()}`));
+    page.on('worker', (w) => workers.add(new URL(w.url()).pathname));
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('request', (r) => hosts.add(new URL(r.url()).host));
     page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
@@ -57,21 +60,34 @@ describeInBrowser('test/graphiql.browser.test.ts', 'GraphiQL at /graphql, in Chr
     page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()}: ${r.request().method()} ${new URL(r.url()).pathname}`));
     const introspected = page.waitForResponse((r) => new URL(r.url()).pathname === '/graphql' && r.request().method() === 'POST' && (r.request().postData() ?? '').includes('__schema'));
     await page.goto(`${app.url}/graphql#${new URLSearchParams({ query: document })}`);
-    await page.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15_000 });
+    await page.locator('.graphiql-query-editor .monaco-editor').waitFor({ timeout: 20_000 });
     expect((await introspected).status()).toBe(200);
     /** The console's errors and failed answers (the page names its icon, so not even a /favicon.ico 404). */
     const errors = () => problems;
-    return { page, errors, hosts, sockets, close: () => context.close() };
+    return { page, errors, hosts, sockets, workers, close: () => context.close() };
   }
 
   const run = (page: Page) => page.locator('.graphiql-execute-button').click();
   const result = (page: Page) => page.locator('.result-window');
-  /** The result pane's text as its editor holds it (innerText would add the gutter's fold marks). */
+  /**
+   * The result pane's text as its editor holds it (the rendered lines are only those in view).
+   * GraphiQL puts the Monaco it loaded on `globalThis.__MONACO` (its own end-to-end tests read
+   * the editors from there); each editor knows the element it lives in.
+   */
   const shownJson = async (page: Page) =>
-    JSON.parse(await page.locator('.result-window .CodeMirror').evaluate((el) => (el as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue()));
+    JSON.parse(
+      await page.locator('.result-window').evaluate((pane) => {
+        type Editor = { getContainerDomNode(): unknown; getValue(): string };
+        const monaco = (globalThis as unknown as { __MONACO: { editor: { getEditors(): Editor[] } } }).__MONACO;
+        const within = pane as unknown as { contains(node: unknown): boolean };
+        const editor = monaco.editor.getEditors().find((e) => within.contains(e.getContainerDomNode()));
+        if (!editor) throw new Error('no editor in the result pane');
+        return editor.getValue();
+      }),
+    );
 
   it('a query typed in the editor answers in the result pane', async () => {
-    const { page, errors, hosts, close } = await openIde(`query FirstPage {\n  posts(page: 1) {\n    total\n    data { id title user { name } }\n  }\n}\n`);
+    const { page, errors, hosts, workers, close } = await openIde(`query FirstPage {\n  posts(page: 1) {\n    total\n    data { id title user { name } }\n  }\n}\n`);
     try {
       const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/graphql' && (r.request().postData() ?? '').includes('FirstPage'));
       await run(page);
@@ -81,6 +97,8 @@ describeInBrowser('test/graphiql.browser.test.ts', 'GraphiQL at /graphql, in Chr
       expect(shown).toEqual({ data: { posts: { total: 1, data: [{ id: postId, title, user: { name: 'Browser Reader' } }] } } });
       expect(errors()).toEqual([]);
       expect([...hosts]).toEqual([new URL(app.url).host]);
+      // The editor's GraphQL and JSON language services run in workers served by this origin.
+      expect([...workers].sort()).toEqual(['/graphql/assets/editor.worker.js', '/graphql/assets/graphql.worker.js', '/graphql/assets/json.worker.js']);
     } finally {
       await close();
     }

@@ -316,17 +316,16 @@ describe('documentation and the IDE (development)', () => {
     const assets = localAssets(res.text);
     expect(assets).toEqual(
       expect.arrayContaining([
-        '/graphql/assets/react.production.min.js',
-        '/graphql/assets/react-dom.production.min.js',
-        '/graphql/assets/graphiql.min.js',
-        '/graphql/assets/graphiql.min.css',
-        '/graphql/assets/init.js',
+        '/graphql/assets/ide.js',
+        '/graphql/assets/ide.css',
       ]),
     );
     for (const a of assets) {
       const asset = await fetch(app.url + a);
       expect({ a, status: asset.status }).toEqual({ a, status: 200 });
     }
+    // Monaco's workers are started by the script, not named by the page.
+    for (const w of ['editor', 'json', 'graphql']) expect((await fetch(`${app.url}/graphql/assets/${w}.worker.js`)).status).toBe(200);
     expect((await api.rest('GET', '/graphql/assets/nope.js')).status).toBe(404);
   });
 
@@ -357,7 +356,7 @@ describe('production', () => {
     const text = await res.text();
     expect(res.headers.get('content-type') ?? '').not.toMatch(/text\/html/);
     expect(text).not.toMatch(/graphiql|<html|apollo/i);
-    expect((await fetch(`${prod.url}/graphql/assets/graphiql.min.js`)).status).toBe(404);
+    expect((await fetch(`${prod.url}/graphql/assets/ide.js`)).status).toBe(404);
   });
 
   it('still serves GraphQL over GET, /docs and its own /metrics registry', async () => {

@@ -96,22 +96,30 @@ export class AppError extends Error {
 }
 
 /**
- * Codes that mean the database could not be reached or dropped us: socket errors from the
- * driver, and PostgreSQL's classes 08 (connection exception), 57P (operator intervention:
- * shutdown, crash recovery) and 53300 (too many connections).
+ * Codes that mean the database could not be reached or dropped us: socket errors from Node
+ * (errno codes), and PostgreSQL's SQLSTATEs of class 08 (connection exception), 57P (operator
+ * intervention: shutdown, crash recovery, starting up, idle-session timeout), 25P03 (the server
+ * ended an idle transaction's session), 53300 (too many connections) and 57014 (a statement
+ * cancelled: statement timeout or an administrator's cancel). MikroORM's exceptions copy the
+ * driver error's `code`, so a converted error is recognised the same way.
  */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '57P05', '53300', '08000', '08001', '08003', '08004', '08006',
+  '57P01', '57P02', '57P03', '57P04', '57P05', '25P03', '53300', '57014', '08000', '08001', '08003', '08004', '08006',
 ]);
-// The pool's acquire timeout is recognised by its message ("Timeout acquiring a connection").
-const CONNECTION_NAMES = new Set(['ConnectionException']);
-// What pg and the ORM's driver say when the server went away; their errors carry no code. "Transaction
-// query already complete" is MikroORM's ROLLBACK on a transaction whose own BEGIN/COMMIT/ROLLBACK
-// already failed, which only a lost connection does (a failed statement inside leaves it open);
-// it replaces the original error, so it is recognised by itself.
+// knex's pool acquire timeout, as thrown (MikroORM's ConnectionException when it converts a connect failure).
+const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
+// Errors that carry no code at all, so only their wording tells them apart:
+// - knex's pool acquire timeout once MikroORM wrapped it in a DriverException (which keeps the
+//   message but not the name "KnexTimeoutError");
+// - pg's client-side errors when the socket closed, timed out or broke ("Connection terminated",
+//   "Connection ended unexpectedly", "Query read timeout", a client that is no longer queryable)
+//   and pg-pool's connect timeout;
+// - "Transaction query already complete": knex's ROLLBACK on a transaction whose own
+//   BEGIN/COMMIT/ROLLBACK already failed, which only a lost connection does (a failed statement
+//   inside leaves it open); it replaces the original error, so it is recognised by itself.
 const CONNECTION_MESSAGES =
-  /Transaction query already complete|Connection terminated|connect ECONNREFUSED|terminating connection|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|the database system is (shutting down|starting up|in recovery mode)|Connection ended unexpectedly|Query read timeout|canceling statement due to statement timeout/i;
+  /Transaction query already complete|Connection terminated|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended unexpectedly|Query read timeout/i;
 
 /** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
 export function isConnectionError(err: unknown): boolean {
@@ -156,10 +164,11 @@ export function toAppError(err: unknown): AppError {
   return new AppError('INTERNAL', 'Internal server error');
 }
 
-/** PostgreSQL unique violation, optionally on a named constraint. */
+/**
+ * PostgreSQL unique violation (23505), optionally on a named constraint. pg's error names the
+ * constraint in `constraint`; MikroORM's UniqueConstraintViolationException copies both fields.
+ */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint?: string; name?: string } | undefined;
-  if (!e) return false;
-  const unique = e.code === '23505' || e.name === 'UniqueConstraintViolationException';
-  return unique && (!constraint || e.constraint === constraint || String((err as Error).message).includes(constraint));
+  const e = err as { code?: unknown; constraint?: unknown } | undefined;
+  return e?.code === '23505' && (!constraint || e.constraint === constraint);
 }

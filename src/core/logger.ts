@@ -109,7 +109,8 @@ function isDatabaseError(e: ErrorRecord): boolean {
     // The driver adds the statement and its values to timeout errors, the pool's included.
     'sql' in e ||
     'bindings' in e ||
-    /Timeout acquiring a connection/i.test(String(e.message))
+    // knex's pool acquire timeout, before MikroORM converts it into a DriverException.
+    e.name === 'KnexTimeoutError'
   );
 }
 

@@ -68,9 +68,15 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]);
 }
 
-/** Errors after which the same read on the primary will do: the replica is gone, or cancelled it (recovery conflict). */
+/**
+ * Errors after which the same read on the primary will do: the replica is gone, or cancelled it
+ * (recovery conflict). A standby reports a recovery conflict as 40001 (serialization_failure),
+ * or 57P04 when the database was dropped; a standby runs no serializable transactions, so there
+ * 40001 means nothing else.
+ */
 function retryOnPrimary(err: unknown): boolean {
-  return isConnectionError(err) || /conflict with recovery/i.test(String((err as Error)?.message ?? ''));
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return isConnectionError(err) || code === '40001';
 }
 
 /** A replica's probe interval for a lag bound: a quarter of it, 100 ms to 1 s. */

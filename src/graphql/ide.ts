@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import type { NextFunction, Request, Response } from 'express';
@@ -8,52 +8,113 @@ import { AppError } from '../core/errors';
  * GraphiQL on GET /graphql for browsers, from the installed packages only (no CDN, nothing leaves
  * the page's origin). Off in production, where introspection is off too. A GET that carries a
  * `query`, or that does not accept HTML, is a GraphQL request and passes through to Apollo.
+ *
+ * GraphiQL 5 ships ES modules only (React 19 has no browser build either) and edits in Monaco,
+ * whose language services run in web workers. So the first request for an asset bundles the page
+ * script, its stylesheet and the three workers with esbuild, in memory, once per process.
  */
-const pkg = (name: string) => dirname(require.resolve(name));
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'react.production.min.js': { file: join(pkg('react'), 'umd', 'react.production.min.js'), type: 'text/javascript' },
-  'react-dom.production.min.js': { file: join(pkg('react-dom'), 'umd', 'react-dom.production.min.js'), type: 'text/javascript' },
-  'graphiql.min.js': { file: require.resolve('graphiql/graphiql.min.js'), type: 'text/javascript' },
-  'graphiql.min.css': { file: join(dirname(require.resolve('graphiql/graphiql.min.js')), 'graphiql.min.css'), type: 'text/css' },
-};
+// The folder whose node_modules holds graphiql: the bundle's bare imports resolve from there.
+const ROOT = dirname(dirname(dirname(require.resolve('graphiql/package.json'))));
 
 export const IDE_ASSET_ROUTE = '/graphql/assets/:file';
 
-// The start script is a file of its own, so a strict Content-Security-Policy (no inline script) fits.
+// Monaco asks for a worker by language; each is a same-origin script (a classic worker), so the
+// page's Content-Security-Policy needs no `blob:` for them.
 // `#query=` in the address pre-fills the editor: a fragment never reaches the server.
-// Subscriptions go over graphql-ws (bundled in GraphiQL's build) to the same path; the Headers
-// tab's Authorization and x-tenant-id become the connection's `authorization` and `tenantId`
-// as on a WebSocket connection, so one set of headers serves queries and subscriptions alike.
-const INIT_JS = `(function () {
-  var hash = new URLSearchParams(location.hash.slice(1));
-  var wsUrl = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname;
-  var http = GraphiQL.createFetcher({ url: location.pathname });
-  var ws = GraphiQL.createFetcher({ url: location.pathname, subscriptionUrl: wsUrl });
-  function isSubscription(opts, name) {
-    var defs = (opts && opts.documentAST && opts.documentAST.definitions) || [];
-    return defs.some(function (d) {
-      return d.kind === 'OperationDefinition' && d.operation === 'subscription' && (!name || (d.name && d.name.value === name) || defs.length === 1);
-    });
-  }
-  function connectionParams(headers) {
-    var params = {};
-    Object.keys(headers || {}).forEach(function (k) {
-      if (k.toLowerCase() === 'authorization') params.authorization = headers[k];
-      if (k.toLowerCase() === 'x-tenant-id') params.tenantId = headers[k];
-    });
-    return params;
-  }
-  var fetcher = function (params, opts) {
-    if (!isSubscription(opts, params.operationName)) return http(params, opts);
-    return ws(params, Object.assign({}, opts, { headers: connectionParams(opts && opts.headers) }));
-  };
-  var props = { fetcher: fetcher, defaultEditorToolsVisibility: true, shouldPersistHeaders: false };
-  if (hash.get('query')) props.query = hash.get('query');
-  if (hash.get('headers')) props.headers = hash.get('headers');
-  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, props));
-})();
+// Subscriptions go over graphql-ws to the same path; the Headers tab's Authorization and
+// x-tenant-id become the connection's `authorization` and `tenantId` as on a WebSocket
+// connection, so one set of headers serves queries and subscriptions alike.
+const ENTRY = `
+import { createElement } from 'react';
+import { createRoot } from 'react-dom/client';
+import { GraphiQL } from 'graphiql';
+import { createGraphiQLFetcher } from '@graphiql/toolkit';
+import 'graphiql/style.css';
+
+globalThis.MonacoEnvironment = {
+  getWorker(_id, label) {
+    return new Worker('/graphql/assets/' + (label === 'json' || label === 'graphql' ? label : 'editor') + '.worker.js', { name: label });
+  },
+};
+
+var hash = new URLSearchParams(location.hash.slice(1));
+var wsUrl = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + location.pathname;
+var http = createGraphiQLFetcher({ url: location.pathname });
+var ws = createGraphiQLFetcher({ url: location.pathname, subscriptionUrl: wsUrl });
+function isSubscription(opts, name) {
+  var defs = (opts && opts.documentAST && opts.documentAST.definitions) || [];
+  return defs.some(function (d) {
+    return d.kind === 'OperationDefinition' && d.operation === 'subscription' && (!name || (d.name && d.name.value === name) || defs.length === 1);
+  });
+}
+function connectionParams(headers) {
+  var params = {};
+  Object.keys(headers || {}).forEach(function (k) {
+    if (k.toLowerCase() === 'authorization') params.authorization = headers[k];
+    if (k.toLowerCase() === 'x-tenant-id') params.tenantId = headers[k];
+  });
+  return params;
+}
+function fetcher(params, opts) {
+  if (!isSubscription(opts, params.operationName)) return http(params, opts);
+  return ws(params, Object.assign({}, opts, { headers: connectionParams(opts && opts.headers) }));
+}
+var props = { fetcher: fetcher, defaultEditorToolsVisibility: true, shouldPersistHeaders: false };
+if (hash.get('query')) props.initialQuery = hash.get('query');
+if (hash.get('headers')) props.initialHeaders = hash.get('headers');
+createRoot(document.getElementById('graphiql')).render(createElement(GraphiQL, props));
 `;
+
+const WORKERS: Record<string, string> = {
+  'editor.worker.js': 'monaco-editor/esm/vs/editor/editor.worker.js',
+  'json.worker.js': 'monaco-editor/esm/vs/language/json/json.worker.js',
+  'graphql.worker.js': 'monaco-graphql/esm/graphql.worker.js',
+};
+
+const ASSET_NAMES = new Set(['ide.js', 'ide.css', ...Object.keys(WORKERS)]);
+
+type Asset = { body: Uint8Array; type: string };
+let bundle: Promise<Map<string, Asset>> | undefined;
+
+/** The page script (ide.js), its stylesheet (ide.css) and Monaco's workers, built on first use. */
+function ideBundle(): Promise<Map<string, Asset>> {
+  bundle ??= build().catch((err: unknown) => {
+    bundle = undefined; // a failed build is tried again on the next request
+    throw err;
+  });
+  return bundle;
+}
+
+async function build(): Promise<Map<string, Asset>> {
+  const esbuild = await import('esbuild');
+  const common = {
+    absWorkingDir: ROOT,
+    bundle: true,
+    minify: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    legalComments: 'none',
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    // Monaco's icon font: inline, as the page allows fonts from data: only besides its own origin.
+    loader: { '.ttf': 'dataurl', '.woff': 'dataurl', '.woff2': 'dataurl' },
+  } as const;
+  const builds = await Promise.all([
+    esbuild.build({ ...common, stdin: { contents: ENTRY, resolveDir: ROOT, sourcefile: 'graphiql-ide.js', loader: 'js' }, outfile: 'ide.js' }),
+    ...Object.entries(WORKERS).map(([name, entry]) => esbuild.build({ ...common, entryPoints: [entry], outfile: name })),
+  ]);
+  const assets = new Map<string, Asset>();
+  for (const { outputFiles } of builds) {
+    for (const f of outputFiles) {
+      const name = f.path.slice(f.path.lastIndexOf('/') + 1);
+      assets.set(name, { body: f.contents, type: name.endsWith('.css') ? 'text/css' : 'text/javascript' });
+    }
+  }
+  return assets;
+}
 
 const HTML = `<!doctype html>
 <html lang="en">
@@ -62,15 +123,12 @@ const HTML = `<!doctype html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>GraphiQL · Blog API</title>
   <link rel="icon" href="data:,">
-  <link rel="stylesheet" href="/graphql/assets/graphiql.min.css">
+  <link rel="stylesheet" href="/graphql/assets/ide.css">
   <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
 </head>
 <body>
   <div id="graphiql">Loading GraphiQL…</div>
-  <script src="/graphql/assets/react.production.min.js"></script>
-  <script src="/graphql/assets/react-dom.production.min.js"></script>
-  <script src="/graphql/assets/graphiql.min.js"></script>
-  <script src="/graphql/assets/init.js"></script>
+  <script src="/graphql/assets/ide.js"></script>
 </body>
 </html>
 `;
@@ -94,12 +152,14 @@ export function graphqlIde() {
 /** GET /graphql/assets/:file */
 export function graphqlIdeAsset(req: Request, res: Response, next: NextFunction) {
   const name = String(req.params.file);
-  if (name === 'init.js') {
-    res.type('text/javascript').send(INIT_JS);
-    return;
-  }
-  const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-  if (!asset) return next(AppError.notFound('Not found'));
-  res.setHeader('Cache-Control', 'public, max-age=86400');
-  res.type(asset.type).sendFile(asset.file);
+  if (!ASSET_NAMES.has(name)) return next(AppError.notFound('Not found'));
+  ideBundle().then(
+    (assets) => {
+      const asset = assets.get(name);
+      if (!asset) return next(AppError.notFound('Not found'));
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.type(asset.type).send(Buffer.from(asset.body.buffer, asset.body.byteOffset, asset.body.byteLength));
+    },
+    (err: unknown) => next(err),
+  );
 }

@@ -42,7 +42,8 @@ function helmetPolicy() {
         imgSrc: ["'self'", 'data:'],
         fontSrc: ["'self'", 'data:'],
         connectSrc: ["'self'"],
-        workerSrc: ["'self'", 'blob:'],
+        // GraphiQL's editor (Monaco) runs its language services in workers from files of this origin, not blob: URLs.
+        workerSrc: ["'self'"],
         objectSrc: ["'none'"],
         baseUri: ["'self'"],
         formAction: ["'self'"],
