@@ -92,9 +92,13 @@ export class CommentResolver {
   }
 }
 
-/** A comment as `post(id) { comments }` shows it: only while its post is visible; its author primed. */
+/**
+ * The comment an event names, its author primed; null once the comment itself is gone. Not
+ * "only while its post is visible": the comment was committed while its post was live (adding
+ * one requires that), and a trash committed after it may land before this read, yet the comment
+ * is delivered before the subscription completes.
+ */
 async function findCommentView(ctx: RequestContext, postId: number, commentId: number): Promise<CommentView | null> {
-  if (!(await findPostView(ctx, postId))) return null;
   const comment = await ctx.em.findOne(Comment, { id: commentId, post: postId });
   if (!comment) return null;
   const view = presentComment(comment);
