@@ -1,4 +1,4 @@
-// ESLint 9 flat config: typescript-eslint's recommended rules on every TypeScript file, plus the
+// ESLint flat config: typescript-eslint's recommended rules on every TypeScript file, plus the
 // type-aware rules that catch what tests rarely do (a promise nobody awaits or catches, a promise
 // handed to a callback that ignores it, a cast left over). `npm run lint` runs this, then knip (knip.jsonc).
 import js from '@eslint/js';

@@ -116,6 +116,16 @@ describe('POST /auth/register and mutation register', () => {
     const types = await api.rest('POST', '/auth/register', { body: { name: 5, email: [], password: null } });
     expect(types.status).toBe(422);
     expect(types.body.errors.map((e: { field: string }) => e.field)).toEqual(['name', 'email', 'password']);
+    // One message per mistake: an empty array has a length, but zod's length checks must not add "is required" to "must be a string".
+    const arrays = await api.rest('POST', '/auth/register', { body: { name: [], email: [], password: [] } });
+    expect([arrays.status, arrays.body.errors]).toEqual([
+      422,
+      [
+        { field: 'name', message: 'name must be a string' },
+        { field: 'email', message: 'email must be a string' },
+        { field: 'password', message: 'password must be a string' },
+      ],
+    ]);
     const notObject = await api.rest('POST', '/auth/register', { body: ['a'] });
     expect(notObject.status).toBe(422);
     expect(notObject.body.errors).toEqual([{ field: null, message: 'Body must be a JSON object' }]);

@@ -271,6 +271,10 @@ describe('CONTRACT 7: published and author query values', () => {
     expect(r.body.message).toBe('Validation failed');
     expect(r.body.errors[0].field).toBe(q.split('=')[0]);
   });
+  it('a repeated published is refused with the filter\'s own message', async () => {
+    const r = await api.rest('GET', '/posts?published=true&published=false');
+    expect([r.status, r.body.errors]).toEqual([422, [{ field: 'published', message: 'published must be true or false' }]]);
+  });
   it('GraphQL Boolean published and Int author', async () => {
     const g = await api.gql('query($a: Int) { t: posts(author: $a, published: true) { data { id } } f: postsSimple(author: $a, published: false) { data { id } } c: postsCursor(author: $a, published: true) { data { id } } }', { a: author });
     expect(g.data).toEqual({ t: { data: [{ id: published }] }, f: { data: [{ id: draft }, { id: published }] }, c: { data: [{ id: published }] } });

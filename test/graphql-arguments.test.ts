@@ -199,7 +199,7 @@ describe('ARGUMENT_RULES', () => {
       expect({ key, exists: Boolean(field) }).toEqual({ key, exists: true });
       expect(rule).toBeInstanceOf(z.ZodObject);
       const args = field!.args.map((a) => a.name);
-      expect({ key, unknown: Object.keys((rule as z.AnyZodObject).shape).filter((k) => !args.includes(k)) }).toEqual({ key, unknown: [] });
+      expect({ key, unknown: Object.keys((rule as z.ZodObject).shape).filter((k) => !args.includes(k)) }).toEqual({ key, unknown: [] });
     }
   });
 });

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { AnyZodObject } from 'zod';
+import type { ZodObject } from 'zod';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { REQUEST_BODIES } from '../src/openapi/request-bodies';
 import { updatePostInput } from '../src/modules/post/post.inputs';
@@ -34,7 +34,7 @@ const OPTIONAL = new Set(['PostEditInput.title', 'PostEditInput.body']);
 const BYTE_FIELDS = new Set(['RegisterInput.password', 'ResetPasswordInput.password', 'ChangePasswordInput.password']);
 
 const names = Object.keys(REQUEST_BODIES);
-const zodAccepts = (input: AnyZodObject, value: unknown) => input.safeParse(value).success;
+const zodAccepts = (input: ZodObject, value: unknown) => input.safeParse(value).success;
 const docAccepts = (name: string, value: unknown) => validators[name](value);
 type Props = Record<string, { minLength?: number; maxLength?: number; format?: string }>;
 const propsOf = (name: string) => (doc.components.schemas[name] as { properties: Props }).properties;

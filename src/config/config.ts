@@ -53,7 +53,7 @@ const envSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? 1 : v === 'auto' ? availableParallelism() : Number(v))),
   PUBLIC_CACHE_SECONDS: intSetting(0).pipe(z.number().max(31_536_000, 'must be at most 31536000 (a year)')),
-  REQUIRE_IF_MATCH: z.enum(['true', 'false'], { message: 'must be true or false' }).optional().default('false').transform((v) => v === 'true'),
+  REQUIRE_IF_MATCH: z.enum(['true', 'false'], { error: 'must be true or false' }).optional().default('false').transform((v) => v === 'true'),
   GRAPHQL_DOCUMENTS: z.string().optional(),
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'only']).optional().default('off'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional().default('info'),

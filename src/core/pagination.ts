@@ -69,17 +69,17 @@ function decodeCursor(raw: string): Cursor {
 }
 
 const pageNumber = z
-  .string({ invalid_type_error: 'page must be a positive integer' })
+  .string({ error: 'page must be a positive integer' })
   .regex(positiveIntString, 'page must be a positive integer')
   .transform(Number)
   .refine((n) => n <= MAX_INT32, 'page must be a positive integer');
 
 /** The REST query of every list: `paginate`, `page`, `cursor`, `direction` (strings, once each). */
 const listQuerySchema = z.object({
-  paginate: z.enum(['page', 'simple', 'cursor'], { message: 'paginate must be one of page, simple, cursor' }).optional(),
+  paginate: z.enum(['page', 'simple', 'cursor'], { error: 'paginate must be one of page, simple, cursor' }).optional(),
   page: pageNumber.optional(),
-  cursor: z.string({ invalid_type_error: 'cursor must be a string' }).optional(),
-  direction: z.enum(['asc', 'desc'], { message: 'direction must be asc or desc' }).optional(),
+  cursor: z.string({ error: 'cursor must be a string' }).optional(),
+  direction: z.enum(['asc', 'desc'], { error: 'direction must be asc or desc' }).optional(),
 });
 
 export function listRequestFromQuery(query: unknown): ListRequest {

@@ -1,4 +1,4 @@
-import { z, type ZodTypeAny } from 'zod';
+import { z } from 'zod';
 import { AppError, type FieldError } from './errors';
 
 /**
@@ -6,7 +6,7 @@ import { AppError, type FieldError } from './errors';
  * (each module's <feature>.inputs.ts), so REST and GraphQL cannot drift apart. Every problem
  * is listed; `field` is null for the body as a whole.
  */
-export function parseInput<S extends ZodTypeAny>(schema: S, data: unknown): z.output<S> {
+export function parseInput<S extends z.ZodType>(schema: S, data: unknown): z.output<S> {
   if (data instanceof UnreadBody) throw AppError.validation([{ field: null, message: `Body must be JSON sent with content-type: application/json (got ${data.contentType})` }]);
   const result = schema.safeParse(data);
   if (result.success) return result.data;
@@ -46,18 +46,30 @@ export class UnreadBody {
 }
 
 /** A body must be a JSON object: arrays, strings and null are rejected as a whole. */
-export const bodyObject = <T extends z.ZodRawShape>(shape: T) =>
-  z.object(shape, { invalid_type_error: 'Body must be a JSON object', required_error: 'Body must be a JSON object' });
+export const bodyObject = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: 'Body must be a JSON object' });
+
+/**
+ * A string whose wrong type says what the field needs: `<label> is required` when it is missing,
+ * `<label> must be a string` when it is something else. Only the type issue is worded here; each
+ * check names its own message.
+ */
+export const requiredString = (label: string) =>
+  z.string({ error: (issue) => (issue.code !== 'invalid_type' ? undefined : issue.input === undefined ? `${label} is required` : `${label} must be a string`) });
+
+/**
+ * For a length check on a string field: zod runs length checks on any value with a `length`, so
+ * without it an array would get "must be a string" and a length message both; one message per mistake.
+ */
+export const onlyStrings = (error: string) => ({ error, when: (payload: { value: unknown }) => typeof payload.value === 'string' });
 
 /** Trimmed string with a length range counted in characters. */
 export const text = (label: string, min: number, max: number) =>
-  z
-    .string({ required_error: `${label} is required`, invalid_type_error: `${label} must be a string` })
+  requiredString(label)
     .trim()
     // PostgreSQL text cannot hold U+0000; refuse it here rather than fail in the database.
     .regex(/^[^\u0000]*$/, `${label} must not contain NUL characters`)
-    .min(min, min === 1 ? `${label} is required` : `${label} must be at least ${min} characters`)
-    .max(max, `${label} must be at most ${max} characters`);
+    .min(min, onlyStrings(min === 1 ? `${label} is required` : `${label} must be at least ${min} characters`))
+    .max(max, onlyStrings(`${label} must be at most ${max} characters`));
 
 /** A positive 32-bit integer given as a string (path and query values). */
 export const positiveIntString = /^[1-9]\d{0,9}$/;

@@ -1,4 +1,4 @@
-import type { ZodTypeAny } from 'zod';
+import type { ZodType } from 'zod';
 import { forgotPasswordInput, loginInput, registerInput, resetPasswordInput } from '../modules/auth/auth.inputs';
 import { createCommentInput } from '../modules/comment/comment.inputs';
 import { createPostInput, postFiltersInput } from '../modules/post/post.inputs';
@@ -12,7 +12,7 @@ import { createTenantPostInput } from '../modules/tenant-post/tenant-post.inputs
  * field errors, with generic messages from its GraphQL type. test/graphql-arguments.test.ts checks
  * that every key is a real field and every schema key one of its arguments.
  */
-export const ARGUMENT_RULES: Readonly<Record<string, ZodTypeAny>> = {
+export const ARGUMENT_RULES: Readonly<Record<string, ZodType>> = {
   'Mutation.register': registerInput,
   'Mutation.login': loginInput,
   'Mutation.forgotPassword': forgotPasswordInput,

@@ -1,4 +1,4 @@
-import type { AnyZodObject } from 'zod';
+import type { ZodObject } from 'zod';
 import { changePasswordInput, forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput, updateMeInput } from '../modules/auth/auth.inputs';
 import { createCommentInput } from '../modules/comment/comment.inputs';
 import { createPostInput, updatePostFields } from '../modules/post/post.inputs';
@@ -21,7 +21,7 @@ const passwordBytes: Schema = {
 
 type Notes = { description?: string; properties?: Record<string, Schema>; anyOf?: Schema[] };
 
-function body(input: AnyZodObject, notes: Notes = {}): Schema {
+function body(input: ZodObject, notes: Notes = {}): Schema {
   const schema = jsonSchemaOf(input) as Schema & { properties: Record<string, Schema> };
   for (const [key, extra] of Object.entries(notes.properties ?? {})) {
     if (!schema.properties[key]) throw new Error(`request body note for unknown field ${key}`);
@@ -39,7 +39,7 @@ const IGNORED = 'Other fields (user_id, published, slug, ...) are ignored.';
  * Component name → the zod input behind it, the schema documented for it and an example body
  * (shown by Swagger UI; test/openapi-examples.test.ts checks zod accepts each).
  */
-export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schema; example: Record<string, unknown> }> = Object.fromEntries(
+export const REQUEST_BODIES: Record<string, { input: ZodObject; schema: Schema; example: Record<string, unknown> }> = Object.fromEntries(
   Object.entries({
     RegisterInput: [registerInput, { properties: { name: trimmed('1–255 characters'), email, password: passwordBytes } }, { name: 'Ada', email: 'ada@example.com', password: 'correct horse battery' }],
     LoginInput: [
@@ -75,7 +75,7 @@ export const REQUEST_BODIES: Record<string, { input: AnyZodObject; schema: Schem
       { description: '`tenant_id` comes from the header; other fields are ignored.', properties: { title: trimmed('1–255 characters'), body: trimmed('1–100,000 characters') } },
       { title: 'Acme news', body: 'Only tenant 1 sees this.' },
     ],
-  } satisfies Record<string, [AnyZodObject, Notes, Record<string, unknown>]>).map(([name, [input, notes, example]]) => [name, { input, schema: body(input, notes), example }]),
+  } satisfies Record<string, [ZodObject, Notes, Record<string, unknown>]>).map(([name, [input, notes, example]]) => [name, { input, schema: body(input, notes), example }]),
 );
 
 export const requestBodySchemas: Record<string, Schema> = Object.fromEntries(Object.entries(REQUEST_BODIES).map(([name, { schema }]) => [name, schema]));

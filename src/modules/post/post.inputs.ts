@@ -10,7 +10,7 @@ export const updatePostFields = bodyObject({
   title: text('title', 1, 255).optional(),
   body: text('body', 1, 100_000).optional(),
 });
-export const updatePostInput = updatePostFields.refine((v) => v.title !== undefined || v.body !== undefined, { message: 'title or body is required' });
+export const updatePostInput = updatePostFields.refine((v) => v.title !== undefined || v.body !== undefined, { error: 'title or body is required' });
 
 const TRUTHY = ['true', '1', 'yes', 'on'];
 const FALSY = ['false', '0', 'no', 'off'];
@@ -22,23 +22,25 @@ const FALSY = ['false', '0', 'no', 'off'];
  */
 export const postFiltersInput = z.object({
   published: z
-    .union([z.boolean(), z.string()], { invalid_type_error: 'published must be true or false' })
+    .union([z.boolean(), z.string()], { error: 'published must be true or false' })
     .nullish()
     .transform((v, ctx) => {
       if (v === undefined || v === null || typeof v === 'boolean') return v === true;
       const s = v.toLowerCase();
       if (TRUTHY.includes(s)) return true;
       if (FALSY.includes(s)) return false;
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'published must be one of true, 1, yes, on, false, 0, no, off' });
+      ctx.addIssue({ code: 'custom', message: 'published must be one of true, 1, yes, on, false, 0, no, off' });
       return z.NEVER;
     }),
   author: z
     .unknown()
+    // Optional on the way in (an absent key is allowed), null on the way out.
+    .optional()
     .transform((v, ctx) => {
       if (v === undefined || v === null) return null;
       const id = parsePositiveInt(v);
       if (id === null) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'author must be a positive integer' });
+        ctx.addIssue({ code: 'custom', message: 'author must be a positive integer' });
         return z.NEVER;
       }
       return id;

@@ -3,7 +3,7 @@ import { parseInput } from '../../core/validation';
 import { reply, type RouteDef } from '../../http/routes';
 import { FIXTURES, type TestingService } from './testing.service';
 
-const resetInput = z.object({ fixture: z.enum(FIXTURES, { message: `must be one of: ${FIXTURES.join(', ')}` }).optional() }).strict();
+const resetInput = z.object({ fixture: z.enum(FIXTURES, { error: `must be one of: ${FIXTURES.join(', ')}` }).optional() }).strict();
 const mailsQuery = z.object({ to: z.string().trim().min(1, 'must not be empty').optional() }).strict();
 
 /**
