@@ -109,6 +109,13 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
 
   const fork = (): Worker => {
     const worker = cluster.fork(workerEnv);
+    // A message to a worker that is exiting fails after isConnected() said yes (EPIPE, a closed
+    // channel); node:cluster re-emits that as 'error', which unhandled would end this process.
+    worker.on('error', (err: NodeJS.ErrnoException) => {
+      const closing = err.code === 'EPIPE' || err.code === 'ERR_IPC_CHANNEL_CLOSED' || err.code === 'ECONNRESET';
+      if (closing) log.debug({ workerId: worker.id, err }, 'a message to an exiting worker was lost');
+      else log.error({ workerId: worker.id, err }, 'the channel to a worker failed');
+    });
     // The asker may have died meanwhile: a send on a closed channel would be an unhandled error here.
     const reply = (msg: MetricsReply | ReplicasMessage) => worker.isConnected() && worker.send(msg);
     worker.on('message', (msg: WorkerMessage) => {
@@ -143,8 +150,9 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
   let forgetUrl = () => undefined as void;
   const steps: { name: string; run: () => Promise<unknown> }[] = [
     { name: 'service url', run: async () => forgetUrl() },
-    { name: 'workers', run: () => stopWorkers(config.shutdownTimeoutMs + 5_000, log) },
+    // The probes first: their states go to every worker, and the workers are about to exit.
     { name: 'replica probes', run: async () => monitor?.stop() },
+    { name: 'workers', run: () => stopWorkers(config.shutdownTimeoutMs + 5_000, log) },
     { name: 'database', run: async () => embedded?.stop() },
   ];
   const shutdown = async (reason: string, code = 0) => {
