@@ -8,7 +8,8 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { createServer } from 'node:net';
 import { Client } from 'pg';
-import { PostgreSqlExceptionConverter } from '@mikro-orm/postgresql';
+import { MikroORM, PostgreSqlExceptionConverter } from '@mikro-orm/postgresql';
+import { ormConfig } from '../mikro-orm.config';
 import { isConnectionError, isUniqueViolation, toAppError } from '../src/core/errors';
 
 /**
@@ -178,11 +179,32 @@ it('a database that hangs instead of refusing: /readyz says 503 within seconds, 
   expect([back.ready.status, back.me.status]).toEqual([200, 200]);
 });
 
+/**
+ * A pool with every connection busy: the next statement waits for the acquire timeout and fails.
+ * Taken from the ORM as it throws it, raw (a transaction that cannot begin) and converted (a
+ * statement), so the check follows whatever the driver layer under MikroORM names it.
+ */
+it('a full pool: the acquire timeout, as the ORM throws it, answers 503', async () => {
+  const config = ormConfig({ clientUrl: pg.url, poolMax: 1 });
+  const orm = await MikroORM.init({ ...config, driverOptions: { ...config.driverOptions, acquireConnectionTimeout: 200 } });
+  try {
+    const connection = orm.em.getConnection();
+    const seen: unknown[] = [];
+    await connection.transactional(async () => {
+      seen.push(await orm.em.fork().execute('select 1').then(() => null, (err: unknown) => err));
+      seen.push(await connection.transactional(async () => undefined).then(() => null, (err: unknown) => err));
+    });
+    expect(seen.map((e) => e !== null && isConnectionError(e))).toEqual([true, true]);
+    expect(seen.map((e) => toAppError(e))).toMatchObject([{ status: 503, message: 'Service unavailable' }, { status: 503, message: 'Service unavailable' }]);
+  } finally {
+    await orm.close(true);
+  }
+});
+
 describe('isConnectionError knows what the drivers throw when the database is unreachable', () => {
   // Seen above against a real PostgreSQL: 57P01 (terminated), 57P03 (starting up), ECONNREFUSED.
   // These come from a database that hangs or is saturated rather than stopped.
   it.each([
-    ['knex pool acquire timeout', Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' })],
     ['pg connect timeout', new Error('Connection terminated due to connection timeout')],
     ['pg connection lost', new Error('Connection terminated unexpectedly')],
     ['pg client broken', new Error('Client has encountered a connection error and is not queryable')],

@@ -107,15 +107,15 @@ const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
   '57P01', '57P02', '57P03', '57P04', '57P05', '25P03', '53300', '57014', '08000', '08001', '08003', '08004', '08006',
 ]);
-// knex's pool acquire timeout, as thrown (MikroORM's ConnectionException when it converts a connect failure).
-const CONNECTION_NAMES = new Set(['ConnectionException', 'KnexTimeoutError']);
+// MikroORM's own exception when it could not open a connection.
+const CONNECTION_NAMES = new Set(['ConnectionException']);
 // Errors that carry no code at all, so only their wording tells them apart:
-// - knex's pool acquire timeout once MikroORM wrapped it in a DriverException (which keeps the
-//   message but not the name "KnexTimeoutError");
+// - the pool's acquire timeout (every connection busy), raw or wrapped in a DriverException
+//   (test/db-outage.test.ts "a full pool" takes both from the ORM);
 // - pg's client-side errors when the socket closed, timed out or broke ("Connection terminated",
 //   "Connection ended unexpectedly", "Query read timeout", a client that is no longer queryable)
 //   and pg-pool's connect timeout;
-// - "Transaction query already complete": knex's ROLLBACK on a transaction whose own
+// - "Transaction query already complete": the ROLLBACK of a transaction whose own
 //   BEGIN/COMMIT/ROLLBACK already failed, which only a lost connection does (a failed statement
 //   inside leaves it open); it replaces the original error, so it is recognised by itself.
 const CONNECTION_MESSAGES =

@@ -106,11 +106,10 @@ function isDatabaseError(e: ErrorRecord): boolean {
     e instanceof DriverException ||
     // pg's DatabaseError, before MikroORM converts it.
     (typeof e.severity === 'string' && typeof e.code === 'string') ||
-    // The driver adds the statement and its values to timeout errors, the pool's included.
+    // The driver adds the statement and its values to timeout errors, the pool's included
+    // (a transaction that could not begin has neither, nor any statement to hide).
     'sql' in e ||
-    'bindings' in e ||
-    // knex's pool acquire timeout, before MikroORM converts it into a DriverException.
-    e.name === 'KnexTimeoutError'
+    'bindings' in e
   );
 }
 
