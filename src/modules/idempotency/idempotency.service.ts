@@ -4,6 +4,7 @@ import { requireActor, requireTenant, type RequestContext } from '../../core/con
 import { AppError } from '../../core/errors';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
+import { sqlTransaction } from '../../core/transaction';
 import { UnreadBody } from '../../core/validation';
 
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
@@ -77,16 +78,20 @@ export class IdempotencyService {
    */
   async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext) => Promise<Created<T>>): Promise<Outcome<T>> {
     if (!request) return { replayed: false, ...(await create(ctx)) };
-    return ctx.em.transactional(async (tx) => {
-      const [{ locked }] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, hashtext(?)) as locked', [KEY_LOCK_SPACE, `${request.scope}\n${request.key}`]);
-      if (!locked) throw AppError.inConflict(KEY_IN_PROGRESS);
-      const [stored] = await tx.execute<{ fingerprint: string; status: number; body: string | null; resource_id: number }[]>(
-        'select fingerprint, status, body, resource_id from idempotency_keys where scope = ? and key = ? and expires_at > now()',
-        [request.scope, request.key],
+    return sqlTransaction(ctx.em, async (tx) => {
+      // The lock and the lookup in one round trip. The lookup reads the statement's snapshot, taken
+      // before the lock: a repeat whose first request committed in between finds no row, runs, and
+      // meets that row at the insert below (409, its create undone), so it never writes a second.
+      const [found] = await tx.execute<{ locked: boolean; fingerprint: string | null; status: number | null; body: string | null; resource_id: number | null }[]>(
+        `select l.locked, k.fingerprint, k.status, k.body, k.resource_id
+         from (select pg_try_advisory_xact_lock(?, hashtext(?)) as locked) l
+         left join idempotency_keys k on l.locked and k.scope = ? and k.key = ? and k.expires_at > now()`,
+        [KEY_LOCK_SPACE, `${request.scope}\n${request.key}`, request.scope, request.key],
       );
-      if (stored) {
-        if (stored.fingerprint !== request.fingerprint) throw AppError.conflict(request.field, KEY_REUSED);
-        return { replayed: true, status: stored.status, body: stored.body, resourceId: stored.resource_id };
+      if (!found.locked) throw AppError.inConflict(KEY_IN_PROGRESS);
+      if (found.fingerprint !== null) {
+        if (found.fingerprint !== request.fingerprint) throw AppError.conflict(request.field, KEY_REUSED);
+        return { replayed: true, status: found.status!, body: found.body, resourceId: found.resource_id! };
       }
       const created = await create(withinTransaction(ctx, tx));
       // A row still there is expired (the select above ignores those): the key starts anew. A live
