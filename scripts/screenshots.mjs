@@ -75,6 +75,14 @@ function run(cmd, args, env) {
 }
 
 /** A fresh data dir, seeded, and the service on a free port; returns its URL and a stop function. */
+/** Whether the service holds a commentAdded subscription, by its /metrics gauge. */
+async function subscriptionsHeld(url) {
+  const token = process.env.BASE_URL ? process.env.METRICS_TOKEN : undefined;
+  const res = await fetch(`${url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  if (!res.ok) fail(`/metrics answered ${res.status} (with BASE_URL, set METRICS_TOKEN to the service's)`);
+  return /^graphql_subscriptions_active\{field="commentAdded"\} [1-9]/m.test(await res.text());
+}
+
 async function startService() {
   if (!existsSync(join(root, 'dist', 'src', 'main.js'))) fail('dist/ is missing: run `npm run build` first (the npm script does).');
   const dataDir = mkdtempSync(join(tmpdir(), 'blog-api-screens-'));
@@ -343,11 +351,14 @@ async function main() {
       await sub.waitFor('GraphiQL to render', `!!document.querySelector('.graphiql-execute-button') && !!document.querySelector('.graphiql-query-editor .monaco-editor')`);
       await sleep(1000);
       await sub.evaluate(`(() => { document.querySelector('.graphiql-execute-button').click(); return true; })()`);
-      await sleep(1000); // subscribed (nothing to wait on in the page until an event arrives)
+      // Nothing in the page says the subscription is held until an event arrives: the service's
+      // /metrics does (open to all in development; METRICS_TOKEN when BASE_URL's service has one).
+      await waitUntil('the service to hold the subscription', () => subscriptionsHeld(service.url), 20_000);
       for (const body of ['First!', 'A live comment, pushed to the IDE as soon as it committed']) {
         const res = await fetch(`${service.url}/posts/${live}/comments`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: token }, body: JSON.stringify({ body }) });
         if (res.status !== 201) fail(`adding a comment answered ${res.status}`);
-        await sub.waitFor('the comment in the result pane', `(document.querySelector('.result-window') || {}).innerText?.includes(${JSON.stringify(body)})`);
+        // Monaco wraps a long line in the pane: its text is compared with the whitespace folded.
+        await sub.waitFor('the comment in the result pane', `((document.querySelector('.result-window') || {}).innerText || '').replace(/\\s+/g, ' ').includes(${JSON.stringify(body)})`);
       }
       await sleep(500);
       await sub.screenshot(join(outDir, 'graphiql-subscription.png'));
