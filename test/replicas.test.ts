@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { loadConfig } from '../src/config/config';
 import { caughtUp, startStreamingPair, type StreamingPair } from './support/replica';
 import { connect, untilSubscribed } from './support/ws';
+import { readRoutingOf } from '../src/db/replicas';
 
 /**
  * Reads on a real streaming replica (CONTRACT 15): a standby made by test/support/replica.ts
@@ -186,6 +187,45 @@ it('MikroORM picks among the replicas; a read it hands to a skipped one runs on 
     expect(count('replica-2')).toBe(0);
   } finally {
     await two.close();
+  }
+});
+
+it('a read the standby cancels for a recovery conflict (40001) runs again on the primary, and the caller sees its answer', async () => {
+  // The standby cancels a query in the way of its replay at once, instead of holding the replay back.
+  const standbyAdmin = new Client({ connectionString: pair.standbyUrl });
+  await standbyAdmin.connect();
+  const primaryAdmin = new Client({ connectionString: primaryUrl });
+  await primaryAdmin.connect();
+  try {
+    await standbyAdmin.query('alter system set max_standby_streaming_delay = 0');
+    await standbyAdmin.query('select pg_reload_conf()');
+    await until('the standby to apply the setting', async () => (await standbyAdmin.query('show max_standby_streaming_delay')).rows[0].max_standby_streaming_delay === '0');
+    await until('replica-1 in use', async () => JSON.stringify((await readyz()).replicas?.in_use) === '["replica-1"]');
+    const routing = readRoutingOf(app.orm)!;
+    const tried: Array<{ on: string; code?: string }> = [];
+    // On the standby the read holds its lock on posts for seconds; on the primary it answers at once.
+    const read = routing.read(app.orm.em.fork(), async (conn, target) => {
+      try {
+        const [row] = await conn.execute<{ standby: boolean }[]>("select pg_sleep(case when pg_is_in_recovery() then 10 else 0 end), pg_is_in_recovery() as standby from posts where title = 'Replicated 0'");
+        tried.push({ on: target.name });
+        return row;
+      } catch (err) {
+        tried.push({ on: target.name, code: (err as { code?: string }).code });
+        throw err;
+      }
+    });
+    await until('the read to run on the standby', async () => (await standbyAdmin.query(`select 1 from pg_stat_activity where query like '%pg_sleep(case when pg_is_in_recovery()%' and pid <> pg_backend_pid()`)).rowCount);
+    // An ACCESS EXCLUSIVE lock on posts, replayed by the standby: it conflicts with the read there.
+    await primaryAdmin.query('begin; lock table posts in access exclusive mode; commit');
+    const started = Date.now();
+    expect(await read).toEqual({ pg_sleep: '', standby: false });
+    expect(tried).toEqual([{ on: 'replica-1', code: '40001' }, { on: 'primary' }]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  } finally {
+    await standbyAdmin.query('alter system reset max_standby_streaming_delay').catch(() => undefined);
+    await standbyAdmin.query('select pg_reload_conf()').catch(() => undefined);
+    await standbyAdmin.end();
+    await primaryAdmin.end();
   }
 });
 
