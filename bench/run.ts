@@ -9,6 +9,7 @@ import { distPath, ensureBenchPackage, peakRssMb, startTarget, type Target } fro
 import { withReceiver } from './otlp-receiver';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
 import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
+import { runWriteKeys, writeKeysCheck, writeKeysTable, type WriteKeyFigures } from './idempotency';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
@@ -269,6 +270,7 @@ async function main(): Promise<void> {
   const flags = startFlags(repoRoot);
   const peakRss: Record<string, number> = {};
   let realtime: RealtimeFigures[] = [];
+  let writes: WriteKeyFigures | undefined;
   let stopReceiver: (() => Promise<string>) | undefined;
   try {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
@@ -352,6 +354,11 @@ async function main(): Promise<void> {
     }
     // Subscriptions exist on the service only: the peers have nothing to compare.
     if (wants('realtime')) realtime = await runRealtime(byName('service')!, log);
+    // Last: the write mix adds rows to the database every other scenario reads.
+    if (wants('writes')) {
+      if (sql.postmaster === null) log('writes: skipped (PostgreSQL is not on this machine: its CPU cannot be read)');
+      else writes = await runWriteKeys(byName('service')!, db.url, sql.postmaster, log);
+    }
   } finally {
     for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
     await Promise.all(targets.map((t) => t.stop()));
@@ -415,6 +422,7 @@ async function main(): Promise<void> {
   const restFirst = by('list-first')?.m;
   check(goals, 'Node CPU per REST first page within 0.05 ms of the Express reference\'s', restFirst?.service && restFirst.express, () => restFirst!.service.nodeMs <= restFirst!.express.nodeMs + 0.05,
     () => `${restFirst!.service.nodeMs.toFixed(3)} vs ${restFirst!.express.nodeMs.toFixed(3)} ms (medians over rounds), ${restFirst!.service.nodeMs >= restFirst!.express.nodeMs ? '+' : ''}${(restFirst!.service.nodeMs - restFirst!.express.nodeMs).toFixed(3)} ms`);
+  goals.push(writes ? `- ${writeKeysCheck(writes)}` : '- n/a: write mix with an Idempotency-Key (scenario not run)');
   check(goals, 'service peak RSS under the load < 250 MB (no heap cap)', peakRss.service !== undefined, () => peakRss.service < 250,
     () => `${f0(peakRss.service)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(Math.max(0, ...rows.map((r) => r.m.service?.rssMb ?? 0)))} MB)`);
 
@@ -447,6 +455,7 @@ async function main(): Promise<void> {
     ...table,
     ...against,
     ...realtimeTable(realtime),
+    ...writeKeysTable(writes),
     '',
     'Targets:',
     ...goals,

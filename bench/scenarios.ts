@@ -315,7 +315,7 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-/** Names for sets of scenarios in `--only` (besides each scenario's key and `realtime`). */
+/** Names for sets of scenarios in `--only` (besides each scenario's key, `realtime` and `writes`). */
 const scenarioGroups: Record<string, string[]> = {
   first: ['list-first', 'graphql-first'],
   random: ['list', 'graphql'],
@@ -324,14 +324,14 @@ const scenarioGroups: Record<string, string[]> = {
   gql: ['graphql-first', 'graphql'],
 };
 
-/** `--only` expanded to scenario keys (and `realtime`); empty: everything. Unknown names are an error. */
+/** `--only` expanded to scenario keys (and `realtime`, `writes`); empty: everything. Unknown names are an error. */
 export function selected(only: string[]): Set<string> | null {
   if (!only.length) return null;
   const keys = new Set<string>();
   for (const name of only) {
     if (scenarioGroups[name]) for (const k of scenarioGroups[name]) keys.add(k);
-    else if (name === 'realtime' || scenarios.some((s) => s.key === name)) keys.add(name);
-    else throw new Error(`--only: no scenario or group "${name}" (scenarios: ${scenarios.map((s) => s.key).join(', ')}, realtime; groups: ${Object.keys(scenarioGroups).join(', ')})`);
+    else if (name === 'realtime' || name === 'writes' || scenarios.some((s) => s.key === name)) keys.add(name);
+    else throw new Error(`--only: no scenario or group "${name}" (scenarios: ${scenarios.map((s) => s.key).join(', ')}, realtime, writes; groups: ${Object.keys(scenarioGroups).join(', ')})`);
   }
   return keys;
 }

@@ -64,8 +64,9 @@ it('an instance killed (SIGKILL) after the write and before its answer: the retr
   const key = `killed-${randomBytes(4).toString('hex')}`;
   const title = unique();
   // Deterministic stop point: this connection holds an EXCLUSIVE lock on idempotency_keys, which
-  // lets the service's lookup (a plain select) through but blocks the insert of the stored answer,
-  // the last statement of the create's transaction, after the post row was written. The instance
+  // lets the service's lookup (a plain select) through but blocks the statement that reads the
+  // answer and stores it (its insert into idempotency_keys), the last of the create's transaction,
+  // after the post row was written. The instance
   // is killed while its backend waits there, so it never commits and never answers.
   const blocker = new Client({ connectionString: app.databaseUrl });
   await blocker.connect();
@@ -75,7 +76,7 @@ it('an instance killed (SIGKILL) after the write and before its answer: the retr
     const pending = clients(a.url(), { openapi: false }).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } }).catch((err: Error) => err);
     let pid: number | undefined;
     for (let i = 0; i < 200 && pid === undefined; i++) {
-      const rows = await sql(app, "select pid from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into idempotency_keys%'");
+      const rows = await sql(app, "select pid from pg_locks where not granted and relation = 'idempotency_keys'::regclass");
       pid = rows[0]?.pid;
       if (pid === undefined) await new Promise((r) => setTimeout(r, 50));
     }

@@ -126,6 +126,38 @@ describe('REST: POST /posts with Idempotency-Key', () => {
     expect((await api.rest('POST', '/posts', { token: alice.token, body: { title, body: 'b' }, headers: keyed(key) })).status).toBe(201);
   });
 
+  it('an answer stored under the key after the lookup (a first request committing): 409, the create undone', async () => {
+    const key = newKey();
+    const title = unique();
+    // This session holds idempotency_keys: the request's lookup (a read) passes, its answer's store
+    // waits. Meanwhile the session stores an answer under the key, as a first request committing
+    // at that moment would, and commits.
+    const other = new Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('lock table idempotency_keys in exclusive mode');
+      const pending = api.rest('POST', '/posts', { token: alice.token, body: { title, body: 'b' }, headers: keyed(key) });
+      let waiting = false;
+      for (let i = 0; i < 100 && !waiting; i++) {
+        waiting = (await other.query("select 1 from pg_locks where not granted and relation = 'idempotency_keys'::regclass")).rowCount === 1;
+        if (!waiting) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waiting).toBe(true);
+      await other.query(
+        "insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at) values ($1, $2, 'first', 201, '{}', 1, now(), now() + interval '1 hour')",
+        [`u:${alice.user.id}`, key],
+      );
+      await other.query('commit');
+      const res = await pending;
+      expect({ status: res.status, body: res.body }).toEqual({ status: 409, body: { message: IN_PROGRESS } });
+      expect(await postsTitled(title)).toBe(0);
+      expect(await keyRows(key)).toEqual([{ scope: `u:${alice.user.id}`, status: 201, body: '{}', resource_id: 1 }]);
+    } finally {
+      await other.end();
+    }
+  });
+
   it('a failed request is not stored: after a 422 the corrected request runs with the same key', async () => {
     const key = newKey();
     expect((await api.rest('POST', '/posts', { token: alice.token, body: { title: '' }, headers: keyed(key) })).status).toBe(422);
@@ -144,6 +176,51 @@ describe('REST: POST /posts with Idempotency-Key', () => {
     expect(b.body.id).not.toBe(a.body.id);
     expect(b.body.user_id).toBe(bob.user.id);
     expect(await postsTitled(title)).toBe(2);
+  });
+  it('a slug taken by another title while the keyed create inserts: the key\'s whole transaction runs again, one post, one stored answer', async () => {
+    const key = newKey();
+    const base = `clash-${randomBytes(4).toString('hex')}`;
+    expect((await api.rest('POST', '/posts', { token: alice.token, body: { title: base, body: 'b' } })).body.slug).toBe(base);
+    // Another session inserts `<base>-2` (as the title "<base> 2" would) and keeps it uncommitted.
+    const other = new Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), $1, $2, $3, 'b')`, [bob.user.id, `${base} 2`, `${base}-2`]);
+      const pending = api.rest('POST', '/posts', { token: alice.token, body: { title: base, body: 'keyed' }, headers: keyed(key) });
+      // Until the keyed insert waits on that row, which its look at the slugs could not see.
+      let waited = false;
+      for (let i = 0; i < 100 && !waited; i++) {
+        const waiting = await other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`);
+        waited = waiting.rowCount === 1;
+        if (!waited) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waited).toBe(true);
+      await other.query('commit');
+      const r = await pending;
+      expect({ status: r.status, slug: r.body.slug, replayed: r.headers.get('idempotent-replayed') }).toEqual({ status: 201, slug: `${base}-3`, replayed: null });
+      expect(Number((await sql(app, "select count(*) as n from posts where title = ? and body = 'keyed'", [base]))[0].n)).toBe(1);
+      expect(await keyRows(key)).toEqual([{ scope: `u:${alice.user.id}`, status: 201, body: r.text, resource_id: r.body.id }]);
+      const again = await api.rest('POST', '/posts', { token: alice.token, body: { title: base, body: 'keyed' }, headers: keyed(key) });
+      expect({ status: again.status, text: again.text, replayed: again.headers.get('idempotent-replayed') }).toEqual({ status: 201, text: r.text, replayed: 'true' });
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('a key costs a create one statement: the lock with the lookup; the answer is stored by the statement that reads it', async () => {
+    const post = await buildPost(app, bob.user);
+    const count = async (path: string, body: object, key?: string) => {
+      app.sql.length = 0;
+      const r = await api.rest('POST', path, { token: alice.token, body, headers: key ? keyed(key) : {} });
+      expect(r.status).toBe(201);
+      return app.sql.length;
+    };
+    const plainComment = await count(`/posts/${post.id}/comments`, { body: 'c' });
+    const plainPost = await count('/posts', { title: unique(), body: 'b' });
+    expect(await count(`/posts/${post.id}/comments`, { body: 'c' }, newKey())).toBe(plainComment + 1);
+    expect(await count('/posts', { title: unique(), body: 'b' }, newKey())).toBe(plainPost + 1);
+    expect(app.sql.filter((l) => /savepoint/i.test(l))).toEqual([]);
   });
 });
 

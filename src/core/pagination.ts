@@ -105,7 +105,7 @@ export function buildListRequest(
 }
 
 /** One read of a list: `limit` rows of `where` in `orderBy`, skipping `offset`. */
-interface SliceOptions {
+export interface SliceOptions {
   orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>;
   limit: number;
   offset?: number;

@@ -10,10 +10,32 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * jobs and the login throttle run on this, so a service that only reads never pays that. Node 24
  * and later build AsyncLocalStorage without async hooks.
  */
-export function sqlTransaction<T>(em: EntityManager, fn: (tx: EntityManager) => Promise<T>): Promise<T> {
-  return em.getConnection('write').transactional(async (trx) => {
-    const tx = em.fork();
-    tx.setTransactionContext(trx);
-    return fn(tx);
-  });
+export async function sqlTransaction<T>(em: EntityManager, fn: (tx: EntityManager) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await em.getConnection('write').transactional(async (trx) => {
+        const tx = em.fork();
+        tx.setTransactionContext(trx);
+        return fn(tx);
+      });
+    } catch (err) {
+      if (!(err instanceof RetryTransaction)) throw err;
+      if (attempt >= MAX_ATTEMPTS) throw err.reason;
+    }
+  }
+}
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Thrown by work inside a caller's transaction whose failed statement aborted that transaction
+ * where running the whole of it again would succeed (a unique slug taken meanwhile): the
+ * transaction is rolled back and `sqlTransaction` runs it again, at most three times in all, and
+ * then throws `reason`. Work that opens a savepoint instead could retry in place, at two more
+ * round trips on every run.
+ */
+export class RetryTransaction extends Error {
+  constructor(readonly reason: unknown) {
+    super('the transaction must run again');
+  }
 }

@@ -1,6 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
+import type { Statement } from '../../db/statements';
 import { replyJson, replyTagged, type Reply, type RestRequest } from '../../http/routes';
-import type { IdempotencyService } from './idempotency.service';
+import type { IdempotencyService, KeepAnswer } from './idempotency.service';
 
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const REPLAYED = { 'Idempotent-Replayed': 'true' };
@@ -12,6 +14,19 @@ export interface CreatedJson {
 }
 
 /**
+ * How a REST create reads its new row's answer in its transaction: `statement` is the read
+ * builder's statement of that row (its JSON text as `json`); under a key it also stores it.
+ */
+export type ReadCreated = (tx: EntityManager, statement: Statement, id: number) => Promise<CreatedJson>;
+
+const readCreated = (keep: KeepAnswer): ReadCreated => async (tx, statement, id) => {
+  const json = await keep(tx, statement, { status: 201, resourceId: id });
+  // A write that cannot read its own row back is a bug (500).
+  if (json === null) throw new Error(`row ${id} is not visible to its own write`);
+  return { json, id };
+};
+
+/**
  * A REST create (201) honouring the request's Idempotency-Key: the route passes its service call,
  * run on the context it is given; a replay answers the stored status and JSON text as they were
  * sent, marked `Idempotent-Replayed: true`.
@@ -20,12 +35,12 @@ export async function keyedCreate(
   idempotency: IdempotencyService,
   ctx: RequestContext,
   req: RestRequest,
-  create: (ctx: RequestContext) => Promise<CreatedJson>,
+  create: (ctx: RequestContext, read: ReadCreated) => Promise<CreatedJson>,
   opts: { tenant?: boolean; tagged?: boolean } = {},
 ): Promise<Reply> {
   const request = await idempotency.prepare(ctx, { key: req.header(IDEMPOTENCY_HEADER), field: IDEMPOTENCY_HEADER, method: 'POST', path: req.path, body: req.body, tenant: opts.tenant });
-  const out = await idempotency.run(ctx, request, async (c) => {
-    const { json, id } = await create(c);
+  const out = await idempotency.run(ctx, request, async (c, keep) => {
+    const { json, id } = await create(c, readCreated(keep));
     return { status: 201, body: json, resourceId: id, value: json };
   });
   // `tagged`: the answer is one post or comment, so it carries its JSON's strong ETag, replayed or not.

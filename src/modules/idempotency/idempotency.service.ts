@@ -6,6 +6,7 @@ import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { sqlTransaction } from '../../core/transaction';
 import { UnreadBody } from '../../core/validation';
+import { runStatement, type Statement } from '../../db/statements';
 
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
 export const KEY_REUSED = 'Idempotency-Key reused for a different request';
@@ -32,6 +33,26 @@ export interface Created<T> {
   resourceId: number;
   value: T;
 }
+
+/**
+ * Runs a create's answer statement (one row, the answer's JSON text as `json`) in the create's
+ * transaction `tx`. Under a key, that same statement also stores the JSON as the key's answer,
+ * so a keyed create costs no extra round trip for it. Null when the statement found no row.
+ */
+export type KeepAnswer = (tx: EntityManager, statement: Statement, created: { status: number; resourceId: number }) => Promise<string | null>;
+
+/** Without a key the answer is only read. */
+const readAnswer: KeepAnswer = async (tx, statement) => (await runStatement<{ json: string }>(tx, statement))[0]?.json ?? null;
+
+const STORE_KEY = `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)`;
+/**
+ * A row still there is expired (the lookup ignores those): the key starts anew. A live one is
+ * never overwritten; under the key's lock none can appear, and were one there nothing is stored
+ * and the create is undone (409: the repeat then gets the stored answer).
+ */
+const UNLESS_LIVE = `on conflict (scope, key) do update set fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body,
+    resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+    where idempotency_keys.expires_at <= now()`;
 
 export type Outcome<T> = ({ replayed: false } & Created<T>) | { replayed: true; status: number; body: string | null; resourceId: number };
 
@@ -75,17 +96,18 @@ export class IdempotencyService {
    * replayed (nothing is written), one of another request is a 422, and otherwise `create` runs
    * on a context whose EntityManager is this transaction, its answer is stored, and both commit
    * together. Errors are not stored: a create that failed wrote nothing, so its retry runs anew.
+   * `create` may read its answer through `keep`, which then stores it in the same statement;
+   * otherwise (an answer that is not JSON text read by one statement) it is stored after.
    */
-  async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext) => Promise<Created<T>>): Promise<Outcome<T>> {
-    if (!request) return { replayed: false, ...(await create(ctx)) };
+  async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext, keep: KeepAnswer) => Promise<Created<T>>): Promise<Outcome<T>> {
+    if (!request) return { replayed: false, ...(await create(ctx, readAnswer)) };
     return sqlTransaction(ctx.em, async (tx) => {
       // The lock and the lookup in one round trip. The lookup reads the statement's snapshot, taken
       // before the lock: a repeat whose first request committed in between finds no row, runs, and
-      // meets that row at the insert below (409, its create undone), so it never writes a second.
+      // meets that row where the answer is stored (409, its create undone), so it never writes a second.
       const [found] = await tx.execute<{ locked: boolean; fingerprint: string | null; status: number | null; body: string | null; resource_id: number | null }[]>(
-        `select l.locked, k.fingerprint, k.status, k.body, k.resource_id
-         from (select pg_try_advisory_xact_lock(?, hashtext(?)) as locked) l
-         left join idempotency_keys k on l.locked and k.scope = ? and k.key = ? and k.expires_at > now()`,
+        `select pg_try_advisory_xact_lock(?, hashtext(?)) as locked, k.fingerprint, k.status, k.body, k.resource_id
+         from (values (1)) one left join idempotency_keys k on k.scope = ? and k.key = ? and k.expires_at > now()`,
         [KEY_LOCK_SPACE, `${request.scope}\n${request.key}`, request.scope, request.key],
       );
       if (!found.locked) throw AppError.inConflict(KEY_IN_PROGRESS);
@@ -93,17 +115,25 @@ export class IdempotencyService {
         if (found.fingerprint !== request.fingerprint) throw AppError.conflict(request.field, KEY_REUSED);
         return { replayed: true, status: found.status!, body: found.body, resourceId: found.resource_id! };
       }
-      const created = await create(withinTransaction(ctx, tx));
-      // A row still there is expired (the select above ignores those): the key starts anew. A live
-      // one is never overwritten; under the key's lock none can appear, and were one there the
-      // create is undone (409: the repeat then gets the stored answer).
+      let kept: number | undefined;
+      const keep: KeepAnswer = async (tx, statement, { status, resourceId }) => {
+        const [row] = await runStatement<{ json: string }>(tx, {
+          sql: `${STORE_KEY} select ?, ?, ?, ?, answer.json, ?, now(), now() + make_interval(hours => ?) from (${statement.sql}) answer ${UNLESS_LIVE} returning body as json`,
+          params: [request.scope, request.key, request.fingerprint, status, resourceId, this.hours, ...statement.params],
+        });
+        if (!row) {
+          // Nothing stored: either the statement found no row, or a live answer is stored under
+          // the key already (a repeat that raced the first's commit). Only the second is a 409.
+          if ((await readAnswer(tx, statement, { status, resourceId })) === null) return null;
+          throw AppError.inConflict(KEY_IN_PROGRESS);
+        }
+        kept = resourceId;
+        return row.json;
+      };
+      const created = await create(withinTransaction(ctx, tx), keep);
+      if (kept === created.resourceId) return { replayed: false, ...created };
       const inserted = await tx.execute<unknown[]>(
-        `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)
-         values (?, ?, ?, ?, ?, ?, now(), now() + make_interval(hours => ?))
-         on conflict (scope, key) do update set fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body,
-           resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at
-           where idempotency_keys.expires_at <= now()
-         returning 1`,
+        `${STORE_KEY} values (?, ?, ?, ?, ?, ?, now(), now() + make_interval(hours => ?)) ${UNLESS_LIVE} returning 1`,
         [request.scope, request.key, request.fingerprint, created.status, created.body, created.resourceId, this.hours],
       );
       if (inserted.length !== 1) throw AppError.inConflict(KEY_IN_PROGRESS);

@@ -1,6 +1,6 @@
 import type { EntityManager, FilterQuery, QBFilterQuery, QueryBuilder, QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
-import type { ListSource } from '../../core/pagination';
+import type { ListSource, SliceOptions } from '../../core/pagination';
 import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementOf, type Statement } from '../../db/statements';
 import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Post } from './post.entity';
@@ -88,62 +88,83 @@ export type PostListReader<T> = (ctx: RequestContext, filters?: Record<string, b
  * WHERE, the users' filter into the author JOIN.
  */
 export function postSource<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, filters: Record<string, boolean> = {}): ListSource<T> {
-  // Wrapped: a QueryBuilder is thenable, so an async function returning one would run it.
-  const counter = async (em: EntityManager, where: FilterQuery<object>) => {
-    const qb = em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
-    await qb.applyFilters(filters);
-    return { qb };
-  };
   return {
-    async slice(where, { orderBy, limit, offset, withTotal }) {
-      // A page with an OFFSET is a deferred join: the slice's ids first, read from an index alone where the filters allow
-      // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
-      // OFFSET skips), then only those rows with their authors. Joined or read whole before
-      // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
-      // Cached per shape (db/statements.ts): the where-object's numbers and the offset are this
-      // request's values, declared as parameters; the limit (a page size) is part of the shape.
-      const values: unknown[] = [];
-      const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${limit} ${offset !== undefined}`;
-      const offsetAt = values.length;
-      if (offset !== undefined) values.push(offset);
-      const em = ctx.reader();
-      const statement = await cachedStatement(em, shape, values, async (em) => {
-        const w = numbersAsParams(where) as QBFilterQuery<Post>;
-        const qb = em
-          .createQueryBuilder(Post, 'p')
-          .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
-          .orderBy(orderBy);
-        if (offset === undefined) {
-          // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
-          qb.where(w).limit(limit);
-          await qb.applyFilters(filters);
-        } else {
-          const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy).limit(limit);
-          await ids.applyFilters(filters);
-          // The offset after the ids' LIMIT, as a declared parameter (the builder's offset() takes a number only).
-          const slice = statementOf(ids);
-          qb.where(`p.id in (${slice.sql} offset ?)`, [...slice.params, param(offsetAt)]);
-        }
-        await leftJoinAuthor(em, qb, 'u', 'p');
-        if (withTotal) qb.addSelect((await counter(em, w)).qb.as('total'));
-        return projection.statement(em, qb, orderBy, withTotal ?? false);
-      });
-      const rows = await runStatement<PostRow>(em, statement, { stale: ctx.readFrom === 'read' });
-      return { rows: projection.map(ctx, rows), total: withTotal && rows.length ? Number(rows[0].total) : null };
+    async slice(where, opts) {
+      const statement = await postStatement(ctx, projection, filters, where, opts);
+      const rows = await runStatement<PostRow>(ctx.reader(), statement, { stale: ctx.readFrom === 'read' });
+      return { rows: projection.map(ctx, rows), total: opts.withTotal && rows.length ? Number(rows[0].total) : null };
     },
     async count(where) {
-      const [{ count }] = await (await counter(ctx.em, where)).qb.execute<{ count: string }[]>('all', false);
+      const [{ count }] = await (await counter(ctx.em, where, filters)).qb.execute<{ count: string }[]>('all', false);
       return Number(count);
     },
   };
 }
 
 /**
+ * The posts' count under the ORM's filters (minus the switches in `filters`). Wrapped: a
+ * QueryBuilder is thenable, so an async function returning one would run it.
+ */
+async function counter(em: EntityManager, where: FilterQuery<object>, filters: Record<string, boolean>) {
+  const qb = em.createQueryBuilder(Post, 'c').count().where(where as QBFilterQuery<Post>);
+  await qb.applyFilters(filters);
+  return { qb };
+}
+
+/** The statement of one slice of postSource, built on the request's reader, not yet run. */
+async function postStatement<T, C extends PostReadContext>(
+  ctx: C,
+  projection: PostProjection<T, C>,
+  filters: Record<string, boolean>,
+  where: FilterQuery<object>,
+  { orderBy, limit, offset, withTotal }: SliceOptions,
+): Promise<Statement> {
+  // A page with an OFFSET is a deferred join: the slice's ids first, read from an index alone where the filters allow
+  // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
+  // OFFSET skips), then only those rows with their authors. Joined or read whole before
+  // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
+  // Cached per shape (db/statements.ts): the where-object's numbers and the offset are this
+  // request's values, declared as parameters; the limit (a page size) is part of the shape.
+  const values: unknown[] = [];
+  const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${limit} ${offset !== undefined}`;
+  const offsetAt = values.length;
+  if (offset !== undefined) values.push(offset);
+  return cachedStatement(ctx.reader(), shape, values, async (em) => {
+    const w = numbersAsParams(where) as QBFilterQuery<Post>;
+    const qb = em
+      .createQueryBuilder(Post, 'p')
+      .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
+      .orderBy(orderBy);
+    if (offset === undefined) {
+      // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
+      qb.where(w).limit(limit);
+      await qb.applyFilters(filters);
+    } else {
+      const ids = em.createQueryBuilder(Post, 's').select('s.id').where(w).orderBy(orderBy).limit(limit);
+      await ids.applyFilters(filters);
+      // The offset after the ids' LIMIT, as a declared parameter (the builder's offset() takes a number only).
+      const slice = statementOf(ids);
+      qb.where(`p.id in (${slice.sql} offset ?)`, [...slice.params, param(offsetAt)]);
+    }
+    await leftJoinAuthor(em, qb, 'u', 'p');
+    if (withTotal) qb.addSelect((await counter(em, w, filters)).qb.as('total'));
+    return projection.statement(em, qb, orderBy, withTotal ?? false);
+  });
+}
+
+/** The statement that reads one post by id as `projection` does (postById), for a caller that runs it itself. */
+export function postByIdStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, id: number): Promise<Statement> {
+  return postStatement(ctx, projection, {}, { id }, BY_ID);
+}
+
+const BY_ID: SliceOptions = { orderBy: { id: 'asc' }, limit: 1 };
+
+/**
  * One post by id as `projection` reads it (under the ORM's filters, minus the switches in
  * `filters`), or null when hidden or gone: the list's builder with a where of one id.
  */
 export async function postById<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, id: number, filters: Record<string, boolean> = {}): Promise<T | null> {
-  const [post] = (await postSource(ctx, projection, filters).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+  const [post] = (await postSource(ctx, projection, filters).slice({ id }, BY_ID)).rows;
   return post ?? null;
 }
 

@@ -6,9 +6,9 @@ import { readContextOf } from '../../core/context';
 import { entityTag } from '../../core/etag';
 import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
-import { statementOf } from '../../db/statements';
+import { runStatement, statementOf, type Statement } from '../../db/statements';
 import { leftJoinAuthor } from './post.loaders';
-import { orderSql, postById, postSource, type PostProjection, type PostReadContext } from './post.queries';
+import { orderSql, postById, postByIdStatement, postSource, type PostProjection, type PostReadContext } from './post.queries';
 
 /**
  * The REST answers of a post and of a comment: snake_case keys, ISO-8601 UTC timestamps, a
@@ -77,11 +77,19 @@ export async function postJson(ctx: PostReadContext, id: number, filters?: Recor
   return (await postById(ctx, postJsonProjection, id, filters))?.json ?? null;
 }
 
-/** One comment's REST answer, or null when there is no such comment. */
-async function commentJson(em: EntityManager, id: number): Promise<string | null> {
+/** The statement of one post's REST answer (as `json`), read through `em` (a write's transaction): a create's answer. */
+export const postJsonStatement = (em: EntityManager, id: number): Promise<Statement> => postByIdStatement(readContextOf(em), postJsonProjection, id);
+
+/** The statement of one comment's REST answer (as `json`), or of no row when there is no such comment. */
+export async function commentJsonStatement(em: EntityManager, id: number): Promise<Statement> {
   const qb = em.createQueryBuilder(Comment, 'c').select(raw(`${restCommentJson}::text as json`)).where({ id });
   await leftJoinAuthor(em, qb, 'cu', 'c');
-  const row = await qb.execute<JsonText | undefined>('get', false);
+  return statementOf(qb);
+}
+
+/** One comment's REST answer, or null when there is no such comment. */
+async function commentJson(em: EntityManager, id: number): Promise<string | null> {
+  const [row] = await runStatement<JsonText>(em, await commentJsonStatement(em, id));
   return row?.json ?? null;
 }
 
@@ -94,7 +102,7 @@ export function written(json: string | null, what: string): string {
 /** A written post's answer (core/row-lock.ts ReadBack): read back in the write's transaction. */
 export const writtenPostJson = async (tx: EntityManager, post: Post): Promise<string> => written(await postJson(readContextOf(tx), post.id), `post ${post.id}`);
 
-/** A written comment's answer (core/row-lock.ts ReadBack). */
+/** An edited comment's answer (core/row-lock.ts ReadBack). */
 export const writtenCommentJson = async (em: EntityManager, comment: Comment): Promise<string> => written(await commentJson(em, comment.id), `comment ${comment.id}`);
 
 /** Several posts' REST answers by id, trashed ones included (their JSON says so): GraphQL's `etag` batch. */

@@ -3,7 +3,7 @@ import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '..
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
 import { keyedCreate } from '../idempotency/idempotency.rest';
-import { postJson, postJsonSource, writtenCommentJson, writtenPostJson } from './post.rest';
+import { commentJsonStatement, postJson, postJsonSource, postJsonStatement, writtenPostJson } from './post.rest';
 
 export function postRoutes({ posts, comments, idempotency, deps }: Services): RouteDef[] {
   const required = deps.config.requireIfMatch;
@@ -18,7 +18,7 @@ export function postRoutes({ posts, comments, idempotency, deps }: Services): Ro
     {
       method: 'post',
       path: '/posts',
-      handler: (req, ctx) => keyedCreate(idempotency, ctx, req, (c) => posts.create(c, req.body, async (tx, post) => ({ json: await writtenPostJson(tx, post), id: post.id })), { tagged: true }),
+      handler: (req, ctx) => keyedCreate(idempotency, ctx, req, (c, read) => posts.create(c, req.body, async (tx, post) => read(tx, await postJsonStatement(tx, post.id), post.id)), { tagged: true }),
     },
     {
       method: 'get',
@@ -51,7 +51,7 @@ export function postRoutes({ posts, comments, idempotency, deps }: Services): Ro
       method: 'post',
       path: '/posts/:id/comments',
       handler: (req, ctx) =>
-        keyedCreate(idempotency, ctx, req, (c) => comments.add(c, req.params.id, req.body, async (tx, comment) => ({ json: await writtenCommentJson(tx, comment), id: comment.id })), { tagged: true }),
+        keyedCreate(idempotency, ctx, req, (c, read) => comments.add(c, req.params.id, req.body, async (tx, comment) => read(tx, await commentJsonStatement(tx, comment.id), comment.id)), { tagged: true }),
     },
   ];
 }

@@ -5,6 +5,7 @@ import { emit, type LiveEvent } from '../../core/events';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import { checkPrecondition, type Precondition } from '../../core/etag';
+import { RetryTransaction } from '../../core/transaction';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseAll, parseId, parseInput } from '../../core/validation';
 import { User } from '../user/user.entity';
@@ -60,19 +61,31 @@ export class PostService {
     const actor = await requireActor(ctx);
     const input = parseInput(createPostInput, rawInput);
     const base = slugify(input.title);
+    let slug = '';
+    const attempt = async (em: EntityManager): Promise<T> => {
+      await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
+      slug = await freeSlug(em, base);
+      const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
+      await em.flush();
+      return readBack(em, created);
+    };
+    if (ctx.em.isInTransaction()) {
+      // Inside a caller's transaction (an Idempotency-Key's): no savepoint of its own, which would
+      // cost two round trips on every create. A slug taken meanwhile aborts the caller's
+      // transaction; it runs again (core/transaction.ts) and the next look sees that slug.
+      try {
+        const post = await attempt(ctx.em.fork({ keepTransactionContext: true }));
+        clearLoaders(ctx);
+        return post;
+      } catch (err) {
+        throw isUniqueViolation(err, 'posts_slug_unique') ? new RetryTransaction(err) : err;
+      }
+    }
     const failed = new Set<string>();
     for (;;) {
-      let slug = '';
       try {
         // A fork per attempt: a failed flush leaves nothing behind in the request's unit of work.
-        // Inside a caller's transaction (an Idempotency-Key's) the attempt is a savepoint of it.
-        const post = await ctx.em.fork({ keepTransactionContext: true }).transactional(async (em) => {
-          await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
-          slug = await freeSlug(em, base);
-          const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
-          await em.flush();
-          return readBack(em, created);
-        });
+        const post = await ctx.em.fork().transactional(attempt);
         clearLoaders(ctx);
         return post;
       } catch (err) {
