@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { buildPost, sql } from './support/blog';
+import { buildPost, sql, untilOneRow } from './support/blog';
 import { asTenant, freshTenant } from './support/tenants';
 
 /**
@@ -138,11 +138,7 @@ describe('REST: POST /posts with Idempotency-Key', () => {
       await other.query('begin');
       await other.query('lock table idempotency_keys in exclusive mode');
       const pending = api.rest('POST', '/posts', { token: alice.token, body: { title, body: 'b' }, headers: keyed(key) });
-      let waiting = false;
-      for (let i = 0; i < 100 && !waiting; i++) {
-        waiting = (await other.query("select 1 from pg_locks where not granted and relation = 'idempotency_keys'::regclass")).rowCount === 1;
-        if (!waiting) await new Promise((r) => setTimeout(r, 50));
-      }
+      const waiting = (await untilOneRow(() => other.query("select 1 from pg_locks where not granted and relation = 'idempotency_keys'::regclass"))) !== undefined;
       expect(waiting).toBe(true);
       await other.query(
         "insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at) values ($1, $2, 'first', 201, '{}', 1, now(), now() + interval '1 hour')",
@@ -189,12 +185,7 @@ describe('REST: POST /posts with Idempotency-Key', () => {
       await other.query(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), $1, $2, $3, 'b')`, [bob.user.id, `${base} 2`, `${base}-2`]);
       const pending = api.rest('POST', '/posts', { token: alice.token, body: { title: base, body: 'keyed' }, headers: keyed(key) });
       // Until the keyed insert waits on that row, which its look at the slugs could not see.
-      let waited = false;
-      for (let i = 0; i < 100 && !waited; i++) {
-        const waiting = await other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`);
-        waited = waiting.rowCount === 1;
-        if (!waited) await new Promise((r) => setTimeout(r, 50));
-      }
+      const waited = (await untilOneRow(() => other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`))) !== undefined;
       expect(waited).toBe(true);
       await other.query('commit');
       const r = await pending;

@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { buildComment, buildPost, ISO, POST_FIELDS, sql } from './support/blog';
+import { buildComment, buildPost, ISO, POST_FIELDS, sql, untilOneRow } from './support/blog';
 
 let app: TestApp;
 let api: ReturnType<typeof clients>;
@@ -148,12 +148,7 @@ describe('POST /posts and createPost', () => {
       await other.query(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), $1, 'Clash 2', 'clash-2', 'b')`, [user.id]);
       const pending = api.rest('POST', '/posts', { token, body: { title: 'Clash', body: 'b' } });
       // Until our insert waits on that row, which its lookup could not see.
-      let waited = false;
-      for (let i = 0; i < 100 && !waited; i++) {
-        const waiting = await other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`);
-        waited = waiting.rowCount === 1;
-        if (!waited) await new Promise((r) => setTimeout(r, 50));
-      }
+      const waited = (await untilOneRow(() => other.query(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and wait_event = 'transactionid'`))) !== undefined;
       expect(waited).toBe(true);
       await other.query('commit');
       const r = await pending;
