@@ -4,6 +4,7 @@
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import globals from 'globals';
+import nodePlugin from 'eslint-plugin-n';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
@@ -50,6 +51,14 @@ export default defineConfig(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
     },
+  },
+  {
+    // @types/node follows the newest Node; engines says the oldest supported line. This rule reads
+    // engines and refuses a built-in module, global or method that line lacks, so code cannot
+    // lean on an API only newer lines have and pass every check but the oldest line's test run.
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'test/**/*.ts', 'scripts/**/*.{js,mjs,cjs}'],
+    plugins: { n: nodePlugin },
+    rules: { 'n/no-unsupported-features/node-builtins': ['error', { allowExperimental: true }] },
   },
   {
     // Tests and benches read JSON answers of the service and of its peers (PostGraphile, the
