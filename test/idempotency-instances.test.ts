@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
-import { sql } from './support/blog';
+import { sql, untilOneRow } from './support/blog';
 import { buildService, removeService, startInstance, stopInstance, type Instance } from './support/instances';
 
 /**
@@ -74,12 +74,8 @@ it('an instance killed (SIGKILL) after the write and before its answer: the retr
     await blocker.query('begin');
     await blocker.query('lock table idempotency_keys in exclusive mode');
     const pending = clients(a.url(), { openapi: false }).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } }).catch((err: Error) => err);
-    let pid: number | undefined;
-    for (let i = 0; i < 200 && pid === undefined; i++) {
-      const rows = await sql(app, "select pid from pg_locks where not granted and relation = 'idempotency_keys'::regclass");
-      pid = rows[0]?.pid;
-      if (pid === undefined) await new Promise((r) => setTimeout(r, 50));
-    }
+    const waiting = await untilOneRow(async () => ({ rows: await sql<{ pid: number }>(app, "select pid from pg_locks where not granted and relation = 'idempotency_keys'::regclass") }), 200);
+    const pid = waiting?.pid;
     expect(pid).toBeDefined();
     // The post is written (uncommitted) in that transaction: its backend holds the insert's lock on posts.
     const [held] = await sql(app, "select count(*) as n from pg_locks where pid = ? and relation = 'posts'::regclass and mode = 'RowExclusiveLock'", [pid]);

@@ -44,11 +44,11 @@ export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}
 export const POST_FIELDS = 'id userId title slug body published publishedAt createdAt updatedAt deletedAt user { id name } comments { id postId userId body createdAt updatedAt user { id name } } commentsCount';
 
 /**
- * Runs `probe` every 50 ms, at most 100 times, until it returns exactly one row: how a test waits
- * for the service's statement to block on a lock the test holds. That row, or undefined.
+ * Runs `probe` every 50 ms, at most `tries` times, until it returns exactly one row: how a test
+ * waits for the service's statement to block on a lock the test holds. That row, or undefined.
  */
-export async function untilOneRow<T>(probe: () => Promise<{ rows: T[] }>): Promise<T | undefined> {
-  for (let i = 0; i < 100; i++) {
+export async function untilOneRow<T>(probe: () => Promise<{ rows: T[] }>, tries = 100): Promise<T | undefined> {
+  for (let i = 0; i < tries; i++) {
     const { rows } = await probe();
     if (rows.length === 1) return rows[0];
     await new Promise((r) => setTimeout(r, 50));
