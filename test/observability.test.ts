@@ -260,14 +260,15 @@ describe('GET /metrics', () => {
       return Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     };
     // The background jobs open short transactions of their own: a count is taken as settled once seen.
-    const settlesAt = async (state: string, expected: number) => {
+    const settles = async (state: string, settled: (n: number) => boolean) => {
       let seen = await gauge(state);
-      for (let i = 0; i < 50 && seen !== expected; i++) {
+      for (let i = 0; i < 50 && !settled(seen); i++) {
         await new Promise((r) => setTimeout(r, 20));
         seen = await gauge(state);
       }
       return seen;
     };
+    const settlesAt = (state: string, expected: number) => settles(state, (n) => n === expected);
     // Two of the pool's connections held inside transactions, and one of another program, which is not counted.
     const held = [app.orm.em.fork(), app.orm.em.fork()];
     const other = new Client({ connectionString: app.databaseUrl, application_name: 'someone-else' });
@@ -284,7 +285,8 @@ describe('GET /metrics', () => {
       await other.end();
     }
     expect(await settlesAt('idle_in_transaction', 0)).toBe(0);
-    expect(await gauge('idle')).toBeGreaterThanOrEqual(2);
+    // A job may hold one of the two for a moment after the rollbacks.
+    expect(await settles('idle', (n) => n >= 2)).toBeGreaterThanOrEqual(2);
   });
 });
 
