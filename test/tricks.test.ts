@@ -16,12 +16,17 @@
  * - the token cache of src/modules/auth/auth.tokens.ts: a token is verified once (jsonwebtoken's
  *   verify is counted), and from the cache it still expires and is still revoked by a password
  *   reset or an account deletion, on both surfaces.
+ * - src/db/embedded.ts starts PostgreSQL with fixed glibc malloc thresholds (MALLOC_TRIM_THRESHOLD_,
+ *   MALLOC_MMAP_THRESHOLD_): the postmaster runs with them (/proc/<pid>/environ) and forks every backend,
+ *   and an operator's own values win.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../src/db/embedded';
 import { createTestDatabase, startTestApp, type TestApp } from './support/harness';
 import { clients, rest } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
@@ -327,5 +332,46 @@ describe('token cache (src/modules/auth/auth.tokens.ts)', () => {
     const admin = (await buildUser(app, { role: 'admin' })).token;
     expect((await api.rest('DELETE', `/admin/users/${user.id}`, { token: admin })).status).toBe(200);
     await expectRefused(fresh, 'User not found');
+  });
+});
+
+describe('glibc malloc thresholds of the embedded PostgreSQL (src/db/embedded.ts)', () => {
+  const NAMES = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_'];
+
+  /** The malloc variables of a fresh embedded cluster's postmaster, started with `env` set in this process. */
+  async function backendMalloc(env: Record<string, string>): Promise<Record<string, string>> {
+    const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
+    for (const n of NAMES) delete process.env[n];
+    Object.assign(process.env, env);
+    const dir = mkdtempSync(join(tmpdir(), 'blog-malloc-'));
+    try {
+      const db = await startEmbeddedPostgres({ dataDir: dir, durable: false });
+      const client = new pg.Client({ connectionString: db.url });
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+        // The postmaster's: a backend writes its ps title over its own copy. Backends are forked, so they share its malloc settings.
+        const postmaster = readFileSync(`/proc/${rows[0].pid}/stat`, 'utf8').split(') ')[1].split(' ')[1];
+        const environ = readFileSync(`/proc/${postmaster}/environ`, 'utf8').split('\0').map((v) => v.split('='));
+        return Object.fromEntries(environ.filter(([k]) => NAMES.includes(k)));
+      } finally {
+        await client.end();
+        await db.stop();
+      }
+    } finally {
+      for (const n of NAMES) {
+        if (saved[n] === undefined) delete process.env[n];
+        else process.env[n] = saved[n];
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('the postmaster, and so every backend it forks, runs with a fixed trim and mmap threshold', async () => {
+    expect(await backendMalloc({})).toEqual({ MALLOC_TRIM_THRESHOLD_: '67108864', MALLOC_MMAP_THRESHOLD_: '33554432' });
+  });
+
+  it("the operator's own values win", async () => {
+    expect(await backendMalloc({ MALLOC_TRIM_THRESHOLD_: '1048576' })).toEqual({ MALLOC_TRIM_THRESHOLD_: '1048576', MALLOC_MMAP_THRESHOLD_: '33554432' });
   });
 });
