@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { entities } from './src/db/entities';
 import { StatementLog } from './src/db/statement-log';
+import { prepareNamed } from './src/db/statements';
 
 export interface OrmOptions {
   clientUrl: string;
@@ -48,7 +49,8 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     // Requests use their own fork; touching the global EntityManager is a bug we want to hear about.
     allowGlobalContext: false,
     forceUtcTimezone: true,
-    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
+    // afterCreate: every new connection prepares the hot reads' named statements (db/statements.ts).
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000, afterCreate: prepareNamed },
     // Fail fast instead of queueing forever when PostgreSQL is down or hung: requests then get
     // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. The replicas' connections
     // get the same options (MikroORM copies driverOptions to each).

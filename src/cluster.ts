@@ -4,7 +4,7 @@ import type { Config } from './config/config';
 import { AppError } from './core/errors';
 import type { Logger } from './core/logger';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
-import { initOrm, migrate } from './db/orm';
+import { migrateDatabase } from './db/orm';
 import { announceServiceUrl } from './core/service-url';
 import { ReplicaMonitor, type ReadRouting, type ReplicaState } from './db/replicas';
 
@@ -54,8 +54,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
     if (!embedded.shared) log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
   }
   try {
-    const orm = await initOrm({ clientUrl: databaseUrl, poolMax: 2 });
-    try { await migrate(orm); } finally { await orm.close(true); }
+    await migrateDatabase(databaseUrl);
   } catch (err) {
     await embedded?.stop();
     throw err;

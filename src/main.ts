@@ -12,7 +12,8 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config/config';
 import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
-import { closeOrm, initOrm, migrate } from './db/orm';
+import { closeOrm, initOrm, migrateDatabase } from './db/orm';
+import { buildHotReads } from './modules/hot-reads';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
 import { tracing } from './core/tracing';
@@ -72,14 +73,15 @@ async function main(): Promise<void> {
   let built: Awaited<ReturnType<typeof createApp>>;
   let server: Server;
   try {
+    if (!cluster.isWorker) await migrateDatabase(databaseUrl); // a cluster's primary ran them before forking
     orm = await initOrm({
       clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
       onDriverWarning: (message) => log.warn({ source: 'database driver' }, message),
       // A cluster's primary measures the replicas for every worker (src/cluster.ts).
       replicaStatus: cluster.isWorker ? 'told' : 'measure',
+      named: buildHotReads,
     });
-    if (!cluster.isWorker) await migrate(orm); // a cluster's primary ran them before forking
-    else await followReplicas(readRoutingOf(orm));
+    if (cluster.isWorker) await followReplicas(readRoutingOf(orm));
     const ready = orm;
     const build = () => createApp({ config: { ...config, jwtSecret }, orm: ready, log });
     // With tracing on, building the schema (an introspection query) is not a trace of its own.

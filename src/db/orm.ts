@@ -1,8 +1,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MikroORM } from '@mikro-orm/postgresql';
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
+import { nameStatements } from './statements';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
@@ -10,11 +11,30 @@ import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from '.
  * cluster's worker: src/cluster.ts followReplicas). Close it with closeOrm, which also stops the
  * replicas' probes.
  */
-export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource }): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormConfig(options));
+export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource; named?: NamedReads }): Promise<MikroORM> {
+  const { named } = options;
+  // Not connected yet: the named statements are compiled and sealed before the pool opens its
+  // first connection, so every connection prepares all of them (db/statements.ts).
+  const orm = await MikroORM.init({ ...ormConfig(options), connect: !named });
+  if (named) {
+    try {
+      await nameStatements(() => named(orm.em));
+      await orm.connect();
+    } catch (err) {
+      await orm.close(true);
+      throw err;
+    }
+  }
   await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config), options.replicaStatus);
   return orm;
 }
+
+/**
+ * Builds (never runs) the statements of the hot reads on the ORM's root EntityManager, through the
+ * same functions requests call, so that db/statements.ts names them (src/modules/hot-reads.ts).
+ * The database must already be migrated: every connection prepares them.
+ */
+export type NamedReads = (em: EntityManager) => Promise<void>;
 
 /** Stops what runs beside the ORM (the replicas' probes), then closes it. */
 export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
@@ -27,6 +47,19 @@ function migrationFiles(): string[] {
   return readdirSync(join(__dirname, 'migrations'))
     .filter((f) => /^Migration\d.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
     .map((f) => f.replace(/\.(ts|js)$/, ''));
+}
+
+/**
+ * Migrates the database at `clientUrl` on an ORM of its own, closed before returning: the serving
+ * ORM is created after it, so its connections find the tables its named statements read.
+ */
+export async function migrateDatabase(clientUrl: string): Promise<void> {
+  const orm = await initOrm({ clientUrl, poolMax: 2 });
+  try {
+    await migrate(orm);
+  } finally {
+    await orm.close(true);
+  }
 }
 
 /**

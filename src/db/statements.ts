@@ -19,12 +19,32 @@ import { readStale } from './replicas';
  * a value per request (the tenant) yields one entry per value, and no request ever runs a
  * statement built with another request's filter values. A value that is neither a declared
  * parameter nor a filter's must be named by the shape (constants such as a page size).
+ *
+ * Named: PostgreSQL parses and plans an unnamed statement on every run, a named (prepared) one
+ * once per connection, and MikroORM 6 sends every statement unnamed. So the hot reads' statements
+ * are compiled at start-up, before the ORM opens its first connection (`nameStatements`, from
+ * db/orm.ts initOrm with `named`), each gets a name, and the set is sealed; the pool's
+ * `afterCreate` hook (`prepareNamed`, mikro-orm.config.ts) PREPAREs the whole set on every
+ * connection it creates, all of which are created after the seal. A run of a named statement
+ * outside a transaction, on the primary, sends `execute <name>(values)` through the same
+ * `execute`. Only a key without filter parameters is named (the start-up compiles on the root
+ * EntityManager), so a filter's per-request value is always a value of the plain statement.
  */
 
 /** SQL with `?` placeholders and its values, in order: what the ORM's `execute` takes. */
 export interface Statement {
   sql: string;
   params: readonly unknown[];
+  /** Set when every connection of the pool has this statement prepared (see Named). */
+  named?: Named;
+}
+
+/** A statement prepared on every connection the pool creates: `name`, its text with $n placeholders. */
+interface Named {
+  name: string;
+  text: string;
+  /** Its PREPARE failed somewhere (a parameter whose type PostgreSQL cannot infer): run it plain. */
+  dropped: boolean;
 }
 
 /** The place of the request's `index`-th value in a statement being built (see cachedStatement). */
@@ -47,16 +67,94 @@ export function statementOf(qb: Pick<QueryBuilder<never>, 'getQuery' | 'getParam
 /** The rows of `statement`, run by the ORM's connection in `em`'s transaction, if any. */
 export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
   const trx = em.getTransactionContext();
-  const run = (connection: AbstractSqlConnection) => connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all', trx);
+  const primary = em.getConnection('write');
+  const run = async (connection: AbstractSqlConnection) => {
+    const named = trx || connection !== primary ? undefined : executable(statement);
+    if (!named) return connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all', trx);
+    try {
+      return await connection.execute<R[]>(named, statement.params as unknown[], 'all');
+    } catch (err) {
+      // Not prepared on this connection after all (every connection prepares the whole set when
+      // it is created, so this is a safety net): the plain statement answers, and the name is retired.
+      if ((err as { code?: string }).code !== INVALID_STATEMENT_NAME) throw err;
+      statement.named!.dropped = true;
+      return connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all');
+    }
+  };
   try {
-    return await (options.stale && !trx ? readStale(em, run) : run(em.getConnection('write')));
+    return await (options.stale && !trx ? readStale(em, run) : run(primary));
   } catch (err) {
     throw em.getDriver().convertException(err as Error);
   }
 }
 
+const INVALID_STATEMENT_NAME = '26000';
+
+/** `execute <name>(?, ...)` for a named statement whose values `execute` can write as literals, else undefined. */
+function executable({ named, params }: Statement): string | undefined {
+  if (!named || named.dropped) return undefined;
+  for (const v of params) if (v !== null && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') return undefined;
+  return params.length ? `execute ${named.name}(${params.map(() => '?').join(', ')})` : `execute ${named.name}`;
+}
+
+const naming = { open: false, sealed: false, openedWhileNaming: 0, set: [] as Named[] };
+
+/**
+ * Names every statement `compile` builds on the root EntityManager (through cachedStatement),
+ * then seals the set, once per process: a later ORM's connections prepare the same set. It must
+ * run before the ORM's pool opens its first connection (db/orm.ts initOrm): a connection opened
+ * earlier would lack the names. `compile` builds statements and never runs one; if one ran, a
+ * connection opened while naming, and the start-up fails.
+ */
+export async function nameStatements(compile: () => Promise<void>): Promise<void> {
+  if (naming.sealed) return;
+  naming.open = true;
+  try {
+    await compile();
+  } finally {
+    naming.open = false;
+    naming.sealed = true;
+  }
+  if (naming.openedWhileNaming) throw new Error('a statement ran while the hot statements were being named');
+}
+
+/** The text a named statement was prepared with ($n placeholders), for a reader of the statement log. */
+export const namedStatementText = (name: string): string | undefined => naming.set.find((n) => n.name === name)?.text;
+
+/** What the pool hands `afterCreate`: a pg client (only its callback `query` is used). */
+interface NewConnection {
+  query(text: string, callback: (err: Error | null) => void): void;
+}
+
+/**
+ * The pool's `afterCreate` hook (MikroORM's `pool` option): PREPAREs every named statement on the
+ * new connection, one after the other, before the pool hands it out. A statement PostgreSQL
+ * refuses to prepare is dropped from the set (it then runs plain everywhere); the connection
+ * itself is still good.
+ */
+export function prepareNamed(connection: NewConnection, done: (err: Error | null, connection: NewConnection) => void): void {
+  if (naming.open) naming.openedWhileNaming++;
+  const pending = naming.set.filter((n) => !n.dropped);
+  const next = (i: number): void => {
+    if (i === pending.length) return done(null, connection);
+    connection.query(`prepare ${pending[i].name} as ${pending[i].text}`, (err) => {
+      if (err) pending[i].dropped = true;
+      next(i + 1);
+    });
+  };
+  next(0);
+}
+
+/** `sql` with its `?` placeholders numbered PostgreSQL's way, or undefined when they do not match `count` values. */
+function numbered(sql: string, count: number): string | undefined {
+  let n = 0;
+  const text = sql.replace(/\?/g, () => `$${++n}`);
+  return n === count ? text : undefined;
+}
+
 interface Compiled {
   sql: string;
+  named?: Named;
   /** Each value of the statement: a declared Param (the request's value goes there) or a value of the shape. */
   slots: readonly unknown[];
 }
@@ -105,8 +203,8 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
   if (!entry) {
     // On the root, built on a fork of it: no filter parameters either, as the key says.
     const built = await build(em.global ? em.fork() : em);
-    entry = { sql: built.sql, slots: built.params };
-    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    entry = { sql: built.sql, slots: built.params, named: naming.open && key === shape ? nameOf(built) : undefined };
+    if (compiled.size >= MAX_COMPILED) for (const [k, e] of compiled) if (!e.named) compiled.delete(k);
     compiled.set(key, entry);
   }
   const params = entry.slots.map((slot) => {
@@ -114,7 +212,15 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
     if (slot.index >= values.length) throw new Error(`statement ${shape}: no value for parameter ${slot.index}`);
     return values[slot.index];
   });
-  return { sql: entry.sql, params };
+  return { sql: entry.sql, params, named: entry.named };
+}
+
+function nameOf(built: Statement): Named | undefined {
+  const text = numbered(built.sql, built.params.length);
+  if (text === undefined) return undefined;
+  const named: Named = { name: `hot_${naming.set.length + 1}`, text, dropped: false };
+  naming.set.push(named);
+  return named;
 }
 
 /**

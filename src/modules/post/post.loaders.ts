@@ -1,7 +1,7 @@
 import { raw, type EntityManager, type QueryBuilder } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
-import { cachedStatement, param, runStatement, statementOf } from '../../db/statements';
+import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
 import { Comment } from '../comment/comment.entity';
 import type { CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
@@ -85,6 +85,20 @@ interface CommentRow {
   author_name: string | null;
 }
 
+/** The statement of the comments of `postIds` (commentsLoader), built on `em` and not run. */
+export function commentsStatement(em: EntityManager, postIds: readonly number[]): Promise<Statement> {
+  // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
+  return cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
+    const qb = em
+      .createQueryBuilder(Comment, 'c')
+      .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
+      .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
+      .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
+    await leftJoinAuthor(em, qb, 'u', 'c');
+    return statementOf(qb);
+  });
+}
+
 /**
  * Comments by post id, oldest first, with their authors in the same statement. Read as plain
  * rows, not entities: building ~100 entities per page was most of the CPU of GET /posts
@@ -96,15 +110,7 @@ export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
     // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
     const em = ctx.reader();
-    const statement = await cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
-      const qb = em
-        .createQueryBuilder(Comment, 'c')
-        .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
-        .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
-        .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
-      await leftJoinAuthor(em, qb, 'u', 'c');
-      return statementOf(qb);
-    });
+    const statement = await commentsStatement(em, postIds);
     const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();

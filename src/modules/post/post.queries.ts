@@ -71,6 +71,22 @@ const postViews: PostProjection<PostView, RequestContext> = {
   },
 };
 
+/** The post list's page size and order (PostService.list; the hot reads' start-up build uses the same). */
+export const POSTS_PER_PAGE = 10;
+export const POST_LIST_ORDER: QueryOrderMap<object>[] = [{ createdAt: 'desc' }, { id: 'desc' }];
+
+/**
+ * The statement of any page of the unfiltered post list as `projection` reads it (the page is a
+ * parameter), built on `ctx` and not run: what db/statements.ts names at start-up (hot-reads.ts).
+ */
+export function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>): Promise<Statement> {
+  return postStatement(ctx, projection, {}, {}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset: 0, withTotal: true });
+}
+
+/** postPageStatement for GraphQL's posts page (the plain views). */
+export const postViewsPageStatement = (ctx: ReadContext): Promise<Statement> =>
+  postPageStatement(ctx as RequestContext, postViews);
+
 /** Posts as plain views under the ORM's filters (postSource with postViews). */
 export function postViewSource(ctx: RequestContext, filters: Record<string, boolean> = {}): ListSource<PostView> {
   return postSource(ctx, postViews, filters);
@@ -167,6 +183,9 @@ export async function postById<T, C extends PostReadContext>(ctx: C, projection:
   const [post] = (await postSource(ctx, projection, filters).slice({ id }, BY_ID)).rows;
   return post ?? null;
 }
+
+/** The statement of findPostView, built on `ctx` and not run. */
+export const postViewByIdStatement = (ctx: ReadContext, id: number): Promise<Statement> => postByIdStatement(ctx as RequestContext, postViews, id);
 
 /** One post as `post(id)` answers it (the filters of postViewSource), or null when hidden or gone. */
 export function findPostView(ctx: RequestContext, id: number): Promise<PostView | null> {

@@ -13,10 +13,9 @@ import { canModerate } from '../user/user.types';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput, updatePostInput } from './post.inputs';
 import { currentPostTag } from './post.rest';
-import type { PostListReader } from './post.queries';
+import { POST_LIST_ORDER, POSTS_PER_PAGE, type PostListReader } from './post.queries';
 import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
 
-const POSTS_PER_PAGE = 10;
 export const POST_NOT_FOUND = 'Post not found';
 /** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
 const SLUG_LOCK_SPACE = 4711;
@@ -37,7 +36,7 @@ export class PostService {
     if (f.author !== null) Object.assign(where, { user: f.author });
     return paginate(read(ctx), where, req, {
       perPage: POSTS_PER_PAGE,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      orderBy: POST_LIST_ORDER,
       path,
     });
   }

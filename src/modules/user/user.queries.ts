@@ -94,6 +94,18 @@ export async function userById<T>(ctx: ReadContext, projection: UserProjection<T
   return user ?? null;
 }
 
+/** The statement of actorById, built on `em` and not run. */
+export function actorStatement(em: EntityManager, id: number): Promise<Statement> {
+  return cachedStatement(em, 'actor by id', [id], async (em) => {
+    const qb = em
+      .createQueryBuilder(User, 'u')
+      .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
+      .where({ id: param(0) } as never);
+    await qb.applyFilters();
+    return statementOf(qb);
+  });
+}
+
 /**
  * The bearer token's user (auth.tokens.ts) as a value: the row under the users' filters
  * (softDelete: an active user only), read by a statement the ORM built once
@@ -104,14 +116,7 @@ export async function userById<T>(ctx: ReadContext, projection: UserProjection<T
  */
 export async function actorById(ctx: ReadContext, id: number): Promise<Actor | null> {
   const em = ctx.reader();
-  const statement = await cachedStatement(em, 'actor by id', [id], async (em) => {
-    const qb = em
-      .createQueryBuilder(User, 'u')
-      .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
-      .where({ id: param(0) } as never);
-    await qb.applyFilters();
-    return statementOf(qb);
-  });
+  const statement = await actorStatement(em, id);
   const [row] = await runStatement<UserRow & { token_version: number }>(em, statement);
   if (!row) return null;
   const platform = ctx.reader().getPlatform();
