@@ -135,8 +135,10 @@ describe('naming at start-up', () => {
   it('a statement PostgreSQL cannot prepare runs plain; a statement run while naming fails the start', async () => {
     await jest.isolateModulesAsync(async () => {
       // A fresh copy of the modules: the set is named once per process.
-      const statements = await import('../src/db/statements');
-      const orm = await import('../src/db/orm');
+      /* eslint-disable @typescript-eslint/no-require-imports -- a fresh copy of the modules comes from require inside isolateModules; a dynamic import() would not type-check under this tsconfig's module resolution */
+      const statements = require('../src/db/statements') as typeof import('../src/db/statements');
+      const orm = require('../src/db/orm') as typeof import('../src/db/orm');
+      /* eslint-enable @typescript-eslint/no-require-imports */
       const untyped = (em: Parameters<typeof statements.cachedStatement>[0]) =>
         statements.cachedStatement(em, 'untyped', [7], async () => ({ sql: 'select ? is null as x', params: [statements.param(0)] }));
       const first = await orm.initOrm({ clientUrl: app.databaseUrl, poolMax: 1, named: async (em) => void (await untyped(em)) });
@@ -152,7 +154,8 @@ describe('naming at start-up', () => {
       }
     });
     await jest.isolateModulesAsync(async () => {
-      const orm = await import('../src/db/orm');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+      const orm = require('../src/db/orm') as typeof import('../src/db/orm');
       await expect(orm.initOrm({ clientUrl: app.databaseUrl, named: async (em) => void (await em.execute('select 1')) }))
         .rejects.toThrow('a statement ran while the hot statements were being named');
     });
