@@ -9,7 +9,7 @@ import { namedStatementText, runStatement, statementKey, type Statement } from '
 import { buildHotReads } from '../src/modules/hot-reads';
 import { commentsStatement } from '../src/modules/post/post.loaders';
 import { postViewByIdStatement, postViewsPageStatement } from '../src/modules/post/post.queries';
-import { postJsonStatement } from '../src/modules/post/post.rest';
+import { postJsonStatement, postPageJsonStatement } from '../src/modules/post/post.rest';
 import { actorStatement } from '../src/modules/user/user.queries';
 
 /**
@@ -53,6 +53,8 @@ const ONE_POST = `query($id: Int!) { post(id: $id) { id title comments { body us
 
 describe('named statements', () => {
   it.each([
+    ['REST GET /posts, first page', () => api.rest('GET', '/posts?page=1')],
+    ['REST GET /posts, another page', () => api.rest('GET', '/posts?page=2')],
     ['REST GET /posts/:id', () => api.rest('GET', `/posts/${postId}`)],
     ['GraphQL posts(page: 1) with comments', () => api.gql(POSTS_PAGE, { page: 1 })],
     ['GraphQL posts(page: 2) with comments', () => api.gql(POSTS_PAGE, { page: 2 })],
@@ -77,6 +79,7 @@ describe('named statements', () => {
     const em = app.orm.em;
     const ctx = readContextOf(em);
     const hot: [string, Statement][] = [
+      ['REST page 1', await postPageJsonStatement(ctx)],
       ['REST post', await postJsonStatement(em, postId)],
       ['GraphQL page 1', await postViewsPageStatement(ctx)],
       ['GraphQL post', await postViewByIdStatement(ctx, postId)],
@@ -89,6 +92,20 @@ describe('named statements', () => {
       expect(plain.length).toBeGreaterThan(0);
       expect([label, await runStatement(em, statement)]).toEqual([label, plain]);
     }
+  });
+
+  it('only the request\'s values are parameters of a named statement; the page size is a literal, for PostgreSQL\'s generic plan to see', async () => {
+    const em = app.orm.em;
+    const ctx = readContextOf(em);
+    const page = await postPageJsonStatement(ctx);
+    const post = await postJsonStatement(em, postId);
+    // The page: its offset is $1 and nothing else is; the post: its id.
+    expect(page.namedParams).toEqual([0]);
+    expect(post.namedParams).toEqual([postId]);
+    const pageText = namedStatementText(page.named!.name)!;
+    expect(pageText).toMatch(/ limit 10 offset \$1\)/);
+    expect(pageText.match(/\$\d+/g)).toEqual(['$1']);
+    expect(namedStatementText(post.named!.name)!).toMatch(/ limit 1\)/);
   });
 
   it('a filter\'s value never reaches a named statement: tenant reads run plain, each with its own tenant', async () => {
@@ -106,7 +123,7 @@ describe('named statements', () => {
     // The key rule: a fork with a filter's parameter never shares the root's key, and no named text holds a tenant.
     const fork = requestFork(app.orm, a);
     expect(statementKey(fork, 'some shape')).not.toBe('some shape');
-    expect((await postViewsPageStatement(readContextOf(fork))).named).toBeUndefined();
+    expect((await postPageJsonStatement(readContextOf(fork))).named).toBeUndefined();
     for (let i = 1; namedStatementText(`hot_${i}`) !== undefined; i++) expect(namedStatementText(`hot_${i}`)).not.toMatch(/tenant/);
   });
 

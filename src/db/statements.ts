@@ -37,12 +37,22 @@ export interface Statement {
   params: readonly unknown[];
   /** Set when every connection of the pool has this statement prepared (see Named). */
   named?: Named;
+  /** With `named`: the request's values, the prepared statement's $1, $2, ... */
+  namedParams?: readonly unknown[];
 }
 
-/** A statement prepared on every connection the pool creates: `name`, its text with $n placeholders. */
+/**
+ * A statement prepared on every connection the pool creates: `name`, and its text, in which the
+ * request's values (the declared parameters) are $1, $2, ... and the shape's own values (a page
+ * size, a filter's constant) are literals, as the ORM writes them into a plain statement. So
+ * PostgreSQL's generic plan knows them: with a page's LIMIT as a parameter it guessed 10% of the
+ * table and hash-joined every user (docs/performance.md).
+ */
 interface Named {
   name: string;
   text: string;
+  /** How many request values it takes. */
+  count: number;
   /** Its PREPARE failed somewhere (a parameter whose type PostgreSQL cannot infer): run it plain. */
   dropped: boolean;
 }
@@ -72,7 +82,7 @@ export async function runStatement<R>(em: EntityManager, statement: Statement, o
     const named = trx || connection !== primary ? undefined : executable(statement);
     if (!named) return connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all', trx);
     try {
-      return await connection.execute<R[]>(named, statement.params as unknown[], 'all');
+      return await connection.execute<R[]>(named, statement.namedParams as unknown[], 'all');
     } catch (err) {
       // Not prepared on this connection after all (every connection prepares the whole set when
       // it is created, so this is a safety net): the plain statement answers, and the name is retired.
@@ -91,11 +101,14 @@ export async function runStatement<R>(em: EntityManager, statement: Statement, o
 const INVALID_STATEMENT_NAME = '26000';
 
 /** `execute <name>(?, ...)` for a named statement whose values `execute` can write as literals, else undefined. */
-function executable({ named, params }: Statement): string | undefined {
+function executable({ named, namedParams = [] }: Statement): string | undefined {
   if (!named || named.dropped) return undefined;
-  for (const v of params) if (v !== null && typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') return undefined;
-  return params.length ? `execute ${named.name}(${params.map(() => '?').join(', ')})` : `execute ${named.name}`;
+  for (const v of namedParams) if (!literal(v)) return undefined;
+  return named.count ? `execute ${named.name}(${namedParams.map(() => '?').join(', ')})` : `execute ${named.name}`;
 }
+
+/** A value the ORM writes into a statement as a plain SQL literal. */
+const literal = (v: unknown): boolean => v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
 
 const naming = { open: false, sealed: false, openedWhileNaming: 0, set: [] as Named[] };
 
@@ -145,12 +158,6 @@ export function prepareNamed(connection: NewConnection, done: (err: Error | null
   next(0);
 }
 
-/** `sql` with its `?` placeholders numbered PostgreSQL's way, or undefined when they do not match `count` values. */
-function numbered(sql: string, count: number): string | undefined {
-  let n = 0;
-  const text = sql.replace(/\?/g, () => `$${++n}`);
-  return n === count ? text : undefined;
-}
 
 interface Compiled {
   sql: string;
@@ -203,7 +210,7 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
   if (!entry) {
     // On the root, built on a fork of it: no filter parameters either, as the key says.
     const built = await build(em.global ? em.fork() : em);
-    entry = { sql: built.sql, slots: built.params, named: naming.open && key === shape ? nameOf(built) : undefined };
+    entry = { sql: built.sql, slots: built.params, named: naming.open && key === shape ? nameOf(em, built) : undefined };
     if (compiled.size >= MAX_COMPILED) for (const [k, e] of compiled) if (!e.named) compiled.delete(k);
     compiled.set(key, entry);
   }
@@ -212,13 +219,33 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
     if (slot.index >= values.length) throw new Error(`statement ${shape}: no value for parameter ${slot.index}`);
     return values[slot.index];
   });
-  return { sql: entry.sql, params, named: entry.named };
+  if (!entry.named) return { sql: entry.sql, params };
+  return { sql: entry.sql, params, named: entry.named, namedParams: values.slice(0, entry.named.count) };
 }
 
-function nameOf(built: Statement): Named | undefined {
-  const text = numbered(built.sql, built.params.length);
-  if (text === undefined) return undefined;
-  const named: Named = { name: `hot_${naming.set.length + 1}`, text, dropped: false };
+/**
+ * The named form of a built statement (see Named): each declared parameter `param(i)` becomes
+ * $i+1, every other value a literal written by the ORM's platform. Not named (undefined) when its
+ * placeholders do not match its values, when a value is no plain literal, or when the declared
+ * parameters skip an index (PostgreSQL could not type the missing one).
+ */
+function nameOf(em: EntityManager, built: Statement): Named | undefined {
+  const platform = em.getPlatform();
+  const used = new Set<number>();
+  let i = 0;
+  let failed = false;
+  const text = built.sql.replace(/\?/g, () => {
+    const slot = built.params[i++];
+    if (slot instanceof Param) {
+      used.add(slot.index);
+      return `$${slot.index + 1}`;
+    }
+    if (!literal(slot)) failed = true;
+    return platform.formatQuery('?', [slot]);
+  });
+  const count = used.size;
+  if (failed || i !== built.params.length || [...used].some((index) => index >= count)) return undefined;
+  const named: Named = { name: `hot_${naming.set.length + 1}`, text, count, dropped: false };
   naming.set.push(named);
   return named;
 }

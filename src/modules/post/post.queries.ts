@@ -79,7 +79,7 @@ export const POST_LIST_ORDER: QueryOrderMap<object>[] = [{ createdAt: 'desc' }, 
  * The statement of any page of the unfiltered post list as `projection` reads it (the page is a
  * parameter), built on `ctx` and not run: what db/statements.ts names at start-up (hot-reads.ts).
  */
-function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>): Promise<Statement> {
+export function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>): Promise<Statement> {
   return postStatement(ctx, projection, {}, {}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset: 0, withTotal: true });
 }
 
