@@ -153,16 +153,23 @@ describe('naming at start-up', () => {
       const statements = require('../src/db/statements') as typeof import('../src/db/statements');
       const orm = require('../src/db/orm') as typeof import('../src/db/orm');
       /* eslint-enable @typescript-eslint/no-require-imports */
-      const untyped = (em: Parameters<typeof statements.cachedStatement>[0]) =>
-        statements.cachedStatement(em, 'untyped', [7], async () => ({ sql: 'select ? is null as x', params: [statements.param(0)] }));
-      const first = await orm.initOrm({ clientUrl: app.databaseUrl, poolMax: 1, named: async (em) => void (await untyped(em)) });
+      type Em = Parameters<typeof statements.cachedStatement>[0];
+      const typed = (em: Em) => statements.cachedStatement(em, 'typed', [7], async () => ({ sql: 'select ?::int + 1 as x', params: [statements.param(0)] }));
+      const untyped = (em: Em) => statements.cachedStatement(em, 'untyped', [7], async () => ({ sql: 'select ? is null as x', params: [statements.param(0)] }));
+      const first = await orm.initOrm({ clientUrl: app.databaseUrl, poolMax: 1, named: async (em) => void (await typed(em), await untyped(em)) });
       try {
         const em = first.em.fork();
         const statement = await untyped(em);
-        // `select $1 is null`: PostgreSQL cannot infer $1's type, so the first connection dropped it.
-        expect(statement.named?.name).toBe('hot_1');
+        // `select $1 is null`: PostgreSQL cannot infer $1's type, so the first connection dropped it
+        // and prepared the others one by one: they stay named and answer as such.
+        expect(statement.named?.name).toBe('hot_2');
         expect(statement.named?.dropped).toBe(true);
         expect(await statements.runStatement(em, statement)).toEqual([{ x: false }]);
+        const other = await typed(em);
+        expect(other.named).toMatchObject({ name: 'hot_1', dropped: false });
+        expect(await statements.runStatement(em, other)).toEqual([{ x: 8 }]);
+        // Still named after its run: an execute that found no prepared statement would have retired it (26000).
+        expect(other.named?.dropped).toBe(false);
       } finally {
         await orm.closeOrm(first);
       }

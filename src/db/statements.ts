@@ -141,21 +141,30 @@ interface NewConnection {
 
 /**
  * The pool's `afterCreate` hook (MikroORM's `pool` option): PREPAREs every named statement on the
- * new connection, one after the other, before the pool hands it out. A statement PostgreSQL
- * refuses to prepare is dropped from the set (it then runs plain everywhere); the connection
- * itself is still good.
+ * new connection before the pool hands it out, all in one message. PostgreSQL runs the
+ * statements of one simple query as one implicit transaction, so a new connection costs the
+ * primary one transaction, not one per statement (an idle instance's pool opens and closes
+ * connections: test/quiet-primary.test.ts counts them). If PostgreSQL refuses one, it starts
+ * over one statement at a time and drops the refused one from the set (it then runs plain
+ * everywhere); the connection itself is still good.
  */
 export function prepareNamed(connection: NewConnection, done: (err: Error | null, connection: NewConnection) => void): void {
   if (naming.open) naming.openedWhileNaming++;
   const pending = naming.set.filter((n) => !n.dropped);
-  const next = (i: number): void => {
-    if (i === pending.length) return done(null, connection);
-    connection.query(`prepare ${pending[i].name} as ${pending[i].text}`, (err) => {
-      if (err) pending[i].dropped = true;
-      next(i + 1);
-    });
-  };
-  next(0);
+  if (!pending.length) return done(null, connection);
+  const prepare = (n: Named) => `prepare ${n.name} as ${n.text}`;
+  connection.query(pending.map(prepare).join(';\n'), (err) => {
+    if (!err) return done(null, connection);
+    const next = (i: number): void => {
+      if (i === pending.length) return done(null, connection);
+      connection.query(prepare(pending[i]), (e) => {
+        if (e) pending[i].dropped = true;
+        next(i + 1);
+      });
+    };
+    // Whatever the failed message prepared before the refused statement goes first.
+    connection.query('deallocate all', () => next(0));
+  });
 }
 
 
