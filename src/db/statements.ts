@@ -53,6 +53,8 @@ interface Named {
   text: string;
   /** How many request values it takes. */
   count: number;
+  /** `execute <name>(?, ...)`: what a run sends, with the request's values for its placeholders. */
+  execute: string;
   /** Its PREPARE failed somewhere (a parameter whose type PostgreSQL cannot infer): run it plain. */
   dropped: boolean;
 }
@@ -104,7 +106,7 @@ const INVALID_STATEMENT_NAME = '26000';
 function executable({ named, namedParams = [] }: Statement): string | undefined {
   if (!named || named.dropped) return undefined;
   for (const v of namedParams) if (!literal(v)) return undefined;
-  return named.count ? `execute ${named.name}(${namedParams.map(() => '?').join(', ')})` : `execute ${named.name}`;
+  return named.execute;
 }
 
 /** A value the ORM writes into a statement as a plain SQL literal. */
@@ -166,7 +168,6 @@ export function prepareNamed(connection: NewConnection, done: (err: Error | null
     connection.query('deallocate all', () => next(0));
   });
 }
-
 
 interface Compiled {
   sql: string;
@@ -254,7 +255,9 @@ function nameOf(em: EntityManager, built: Statement): Named | undefined {
   });
   const count = used.size;
   if (failed || i !== built.params.length || [...used].some((index) => index >= count)) return undefined;
-  const named: Named = { name: `hot_${naming.set.length + 1}`, text, count, dropped: false };
+  const name = `hot_${naming.set.length + 1}`;
+  const execute = count ? `execute ${name}(${Array.from({ length: count }, () => '?').join(', ')})` : `execute ${name}`;
+  const named: Named = { name, text, count, execute, dropped: false };
   naming.set.push(named);
   return named;
 }
