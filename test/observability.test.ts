@@ -159,7 +159,8 @@ describe('database errors in logs', () => {
     // PostgreSQL's detail names the duplicate value: "Key (email)=(...) already exists."
     const duplicate = await failing('insert into users (created_at, updated_at, name, email, password) values (now(), now(), ?, ?, ?)', ['Dup', user.email, `$2b$04$${secret}`]);
     // Here the driver's own message quotes the value: invalid input syntax for type integer: "...".
-    const badInt = await failing('select ?::int as n', [secret]);
+    // A letter first: hex that starts with ten digits overflows before PostgreSQL reaches a letter (22003, not 22P02).
+    const badInt = await failing('select ?::int as n', [`x${secret}`]);
     const before = lines.length;
     log.error({ err: tooLong }, 'request failed');
     log.error({ err: duplicate }, 'request failed');
