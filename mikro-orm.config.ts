@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { entities } from './src/db/entities';
+import { ListTotalsFlushes } from './src/db/list-totals';
 import { StatementLog } from './src/db/statement-log';
 import { prepareNamed } from './src/db/statements';
 
@@ -71,6 +72,8 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     debug: onQuery ? (inlineParams ? ['query', 'query-params'] : ['query']) : false,
     colors: false,
     logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
+    // A flush that changes what pages count forgets the counted totals (db/list-totals.ts).
+    subscribers: [new ListTotalsFlushes()],
     // Also counts every statement per pool (db/replicas.ts, /metrics).
     loggerFactory: (options) => new StatementLog(options),
   });

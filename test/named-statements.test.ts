@@ -79,9 +79,11 @@ describe('named statements', () => {
     const em = app.orm.em;
     const ctx = readContextOf(em);
     const hot: [string, Statement][] = [
-      ['REST page 1', await postPageJsonStatement(ctx)],
+      ['REST page 1', await postPageJsonStatement(ctx, 'version')],
+      ['REST page 1, counting', await postPageJsonStatement(ctx, 'count')],
       ['REST post', await postJsonStatement(em, postId)],
-      ['GraphQL page 1', await postViewsPageStatement(ctx)],
+      ['GraphQL page 1', await postViewsPageStatement(ctx, 'version')],
+      ['GraphQL page 1, counting', await postViewsPageStatement(ctx, 'count')],
       ['GraphQL post', await postViewByIdStatement(ctx, postId)],
       ['comments of one post', await commentsStatement(em, [postId])],
       ['actor', await actorStatement(em, 1)],
@@ -97,7 +99,7 @@ describe('named statements', () => {
   it('only the request\'s values are parameters of a named statement; the page size is a literal, for PostgreSQL\'s generic plan to see', async () => {
     const em = app.orm.em;
     const ctx = readContextOf(em);
-    const page = await postPageJsonStatement(ctx);
+    const page = await postPageJsonStatement(ctx, 'version');
     const post = await postJsonStatement(em, postId);
     // The page: its offset is $1 and nothing else is; the post: its id.
     expect(page.namedParams).toEqual([0]);
@@ -123,7 +125,7 @@ describe('named statements', () => {
     // The key rule: a fork with a filter's parameter never shares the root's key, and no named text holds a tenant.
     const fork = requestFork(app.orm, a);
     expect(statementKey(fork, 'some shape')).not.toBe('some shape');
-    expect((await postPageJsonStatement(readContextOf(fork))).named).toBeUndefined();
+    expect((await postPageJsonStatement(readContextOf(fork), 'version')).named).toBeUndefined();
     for (let i = 1; namedStatementText(`hot_${i}`) !== undefined; i++) expect(namedStatementText(`hot_${i}`)).not.toMatch(/tenant/);
   });
 

@@ -1,9 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { PAGE_VERSION_SQL } from '../db/list-totals';
 import { runStatement } from '../db/statements';
 import { matches } from './caching';
 
 /** The version of what public pages show: migration PageVersions keeps it (one statement on 16 rows). */
-const VERSION_SQL = 'select sum("v")::text as "v" from "page_versions"';
+const VERSION_SQL = `select ${PAGE_VERSION_SQL} as "v"`;
 
 /**
  * 304 without building the page, when nothing it shows has changed.

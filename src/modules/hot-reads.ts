@@ -22,9 +22,11 @@ import { actorStatement } from './user/user.queries';
  */
 export async function buildHotReads(em: EntityManager): Promise<void> {
   const ctx = readContextOf(em);
-  await postPageJsonStatement(ctx); // GET /posts?page=N
+  await postPageJsonStatement(ctx, 'version'); // GET /posts?page=N, its total counted before (db/list-totals.ts)
+  await postPageJsonStatement(ctx, 'count'); // ... and counting, after a change
   await postJsonStatement(em, 1); // GET /posts/:id
-  await postViewsPageStatement(ctx); // GraphQL posts(page: N)
+  await postViewsPageStatement(ctx, 'version'); // GraphQL posts(page: N)
+  await postViewsPageStatement(ctx, 'count');
   await commentsStatement(em, Array.from({ length: POSTS_PER_PAGE }, (_, i) => i + 1)); // ... and its posts' comments
   await postViewByIdStatement(ctx, 1); // GraphQL post(id)
   await commentsStatement(em, [1]); // ... and its comments

@@ -1,7 +1,8 @@
-import type { EntityManager, FilterQuery, QBFilterQuery, QueryBuilder, QueryOrderMap } from '@mikro-orm/postgresql';
+import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryBuilder, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource, SliceOptions } from '../../core/pagination';
-import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementOf, type Statement } from '../../db/statements';
+import { PAGE_VERSION_SQL, pageWithTotal } from '../../db/list-totals';
+import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementKey, statementOf, type Statement } from '../../db/statements';
 import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Post } from './post.entity';
 import type { PostView } from './post.types';
@@ -21,7 +22,15 @@ interface PostRow {
   deleted_at: string | null;
   author_name: string | null;
   total?: string | number;
+  /** The version of the public data the row was read at (db/list-totals.ts), on a page's rows. */
+  version: string | null;
 }
+
+/**
+ * What a page statement selects besides its rows (db/list-totals.ts): `count`, the list's total
+ * and the data version; `version`, the version alone (the total is one counted before).
+ */
+export type TotalColumns = 'count' | 'version';
 
 /** ORDER BY of a post order map over the columns of alias `x` (column names from the ORM's metadata). */
 export function orderSql(em: EntityManager, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, x: string): string {
@@ -37,10 +46,10 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
   readonly name: string;
   /**
    * The statement of this projection around the post statement `qb` (alias `p`, its author as
-   * `u`, its columns those of PostRow, the list total as `total` when `withTotal`): it may add to
-   * `qb` and wrap it. The rows it returns keep the order `orderBy`.
+   * `u`, its columns those of PostRow, `total` and `version` among them when a page asks):
+   * it may add to `qb` and wrap it, passing on the columns `extra`. The rows it returns keep the order `orderBy`.
    */
-  statement(em: EntityManager, qb: QueryBuilder<Post>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, withTotal: boolean): Promise<Statement>;
+  statement(em: EntityManager, qb: QueryBuilder<Post>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, extra: readonly string[]): Promise<Statement>;
   /** The projection's values of the rows its statement returned. */
   map(ctx: C, rows: PostRow[]): T[];
 }
@@ -77,15 +86,16 @@ export const POST_LIST_ORDER: QueryOrderMap<object>[] = [{ createdAt: 'desc' }, 
 
 /**
  * The statement of any page of the unfiltered post list as `projection` reads it (the page is a
- * parameter), built on `ctx` and not run: what db/statements.ts names at start-up (hot-reads.ts).
+ * parameter), counting or not (`total`), built on `ctx` and not run: what db/statements.ts names
+ * at start-up (hot-reads.ts).
  */
-export function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>): Promise<Statement> {
-  return postStatement(ctx, projection, {}, {}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset: 0, withTotal: true });
+export function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, total: TotalColumns): Promise<Statement> {
+  return postStatement(ctx, projection, {}, {}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset: 0 }, total);
 }
 
 /** postPageStatement for GraphQL's posts page (the plain views). */
-export const postViewsPageStatement = (ctx: ReadContext): Promise<Statement> =>
-  postPageStatement(ctx as RequestContext, postViews);
+export const postViewsPageStatement = (ctx: ReadContext, total: TotalColumns): Promise<Statement> =>
+  postPageStatement(ctx as RequestContext, postViews, total);
 
 /** Posts as plain views under the ORM's filters (postSource with postViews). */
 export function postViewSource(ctx: RequestContext, filters: Record<string, boolean> = {}): ListSource<PostView> {
@@ -97,7 +107,8 @@ export type PostListReader<T> = (ctx: RequestContext, filters?: Record<string, b
 
 /**
  * Lists of posts, one statement per slice: the posts, their authors and, for the page format,
- * the total as an uncorrelated subquery, then what `projection` makes of them. Every reader of
+ * the total as an uncorrelated subquery (or the one counted before at the same data version:
+ * db/list-totals.ts), then what `projection` makes of them. Every reader of
  * posts (GraphQL views, REST's JSON) is this one builder: the same slice of ids under the same
  * ORM filters, the same author JOIN; only the projection differs. Visibility stays the ORM's:
  * the posts' filters (softDelete, or the switches the caller passes, as the trash does) go into
@@ -106,9 +117,12 @@ export type PostListReader<T> = (ctx: RequestContext, filters?: Record<string, b
 export function postSource<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, filters: Record<string, boolean> = {}): ListSource<T> {
   return {
     async slice(where, opts) {
-      const statement = await postStatement(ctx, projection, filters, where, opts);
-      const rows = await runStatement<PostRow>(ctx.reader(), statement, { stale: ctx.readFrom === 'read' });
-      return { rows: projection.map(ctx, rows), total: opts.withTotal && rows.length ? Number(rows[0].total) : null };
+      const stale = ctx.readFrom === 'read';
+      const read = async (total?: TotalColumns) =>
+        runStatement<PostRow>(ctx.reader(), await postStatement(ctx, projection, filters, where, opts, total), { stale });
+      if (!opts.withTotal) return { rows: projection.map(ctx, await read()), total: null };
+      const page = await pageWithTotal(ctx.reader(), totalKey(ctx.reader(), where, filters), stale, (count) => read(count ? 'count' : 'version'));
+      return { rows: projection.map(ctx, page.rows), total: page.total };
     },
     async count(where) {
       const [{ count }] = await (await counter(ctx.em, where, filters)).qb.execute<{ count: string }[]>('all', false);
@@ -127,13 +141,21 @@ async function counter(em: EntityManager, where: FilterQuery<object>, filters: R
   return { qb };
 }
 
-/** The statement of one slice of postSource, built on the request's reader, not yet run. */
+/** Which count a page's total is (db/list-totals.ts): the counter's statement key and its values. */
+function totalKey(em: EntityManager, where: FilterQuery<object>, filters: Record<string, boolean>): string {
+  const values: unknown[] = [];
+  const shape = `posts total ${shapeKey(where, values)} ${JSON.stringify(filters)}`;
+  return `${statementKey(em, shape)}\u0000${JSON.stringify(values)}`;
+}
+
+/** The statement of one slice of postSource (with a page's `total` columns), built on the request's reader, not yet run. */
 async function postStatement<T, C extends PostReadContext>(
   ctx: C,
   projection: PostProjection<T, C>,
   filters: Record<string, boolean>,
   where: FilterQuery<object>,
-  { orderBy, limit, offset, withTotal }: SliceOptions,
+  { orderBy, limit, offset }: SliceOptions,
+  total?: TotalColumns,
 ): Promise<Statement> {
   // A page with an OFFSET is a deferred join: the slice's ids first, read from an index alone where the filters allow
   // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
@@ -142,7 +164,7 @@ async function postStatement<T, C extends PostReadContext>(
   // Cached per shape (db/statements.ts): the where-object's numbers and the offset are this
   // request's values, declared as parameters; the limit (a page size) is part of the shape.
   const values: unknown[] = [];
-  const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${withTotal ?? false} ${limit} ${offset !== undefined}`;
+  const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${total ?? 'rows'} ${limit} ${offset !== undefined}`;
   const offsetAt = values.length;
   if (offset !== undefined) values.push(offset);
   return cachedStatement(ctx.reader(), shape, values, async (em) => {
@@ -163,8 +185,9 @@ async function postStatement<T, C extends PostReadContext>(
       qb.where(`p.id in (${slice.sql} offset ?)`, [...slice.params, param(offsetAt)]);
     }
     await leftJoinAuthor(em, qb, 'u', 'p');
-    if (withTotal) qb.addSelect((await counter(em, w, filters)).qb.as('total'));
-    return projection.statement(em, qb, orderBy, withTotal ?? false);
+    if (total === 'count') qb.addSelect((await counter(em, w, filters)).qb.as('total'));
+    if (total) qb.addSelect(raw(`${PAGE_VERSION_SQL} as version`));
+    return projection.statement(em, qb, orderBy, total === 'count' ? ['total', 'version'] : total ? ['version'] : []);
   });
 }
 

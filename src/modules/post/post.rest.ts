@@ -8,7 +8,7 @@ import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
 import { runStatement, statementOf, type Statement } from '../../db/statements';
 import { leftJoinAuthor } from './post.loaders';
-import { orderSql, postById, postByIdStatement, postPageStatement, postSource, type PostProjection, type PostReadContext } from './post.queries';
+import { orderSql, postById, postByIdStatement, postPageStatement, postSource, type PostProjection, type PostReadContext, type TotalColumns } from './post.queries';
 
 /**
  * The REST answers of a post and of a comment: snake_case keys, ISO-8601 UTC timestamps, a
@@ -56,10 +56,10 @@ async function commentsSql(em: EntityManager): Promise<string> {
 /** Each post's REST answer as JSON text, from the post statement it wraps (post.queries.ts postSource). */
 const postJsonProjection: PostProjection<JsonText & { id: number }> = {
   name: 'rest',
-  async statement(em, qb, orderBy, withTotal) {
+  async statement(em, qb, orderBy, extra) {
     qb.addSelect(raw(`(${await commentsSql(em)}) as comments_json`));
     const inner = statementOf(qb);
-    return { sql: `select x.id, ${restPostJson('x')}::text as json${withTotal ? ', x.total' : ''} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, params: inner.params };
+    return { sql: `select x.id, ${restPostJson('x')}::text as json${extra.map((c) => `, x.${c}`).join('')} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, params: inner.params };
   },
   map: (_ctx, rows) => rows.map((r) => ({ id: r.id, json: (r as unknown as JsonText).json })),
 };
@@ -69,8 +69,8 @@ export function postJsonSource(ctx: PostReadContext, filters?: Record<string, bo
   return postSource(ctx, postJsonProjection, filters);
 }
 
-/** The statement of any page of GET /posts (no filters), built on `ctx` and not run (hot-reads.ts). */
-export const postPageJsonStatement = (ctx: PostReadContext): Promise<Statement> => postPageStatement(ctx, postJsonProjection);
+/** The statement of any page of GET /posts (no filters), counting or not, built on `ctx` and not run (hot-reads.ts). */
+export const postPageJsonStatement = (ctx: PostReadContext, total: TotalColumns): Promise<Statement> => postPageStatement(ctx, postJsonProjection, total);
 
 /**
  * One post's REST answer, or null when the ORM's filters (minus the switches in `filters`) hide
