@@ -48,8 +48,8 @@ function totalsOf(em: EntityManager): Map<string, Counted> {
 
 /** The rows a page statement returns: each carries the version it was read at, and, counting, the total. */
 interface VersionedRow {
-  /** Null only if page_versions had no row (then nothing is remembered). */
-  version: string | null;
+  /** Null only if page_versions had no row (then nothing is remembered); absent on a statement that did not read it. */
+  version?: string | null;
   total?: string | number;
 }
 
@@ -74,10 +74,11 @@ export async function pageWithTotal<R extends VersionedRow>(
   const rows = await read(true);
   if (!rows.length) return { rows, total: null };
   const total = Number(rows[0].total);
-  if (totals && rows[0].version !== null) {
+  const version = rows[0].version;
+  if (totals && version != null) {
     totals.delete(key);
     if (totals.size >= MAX_LISTS) totals.delete(totals.keys().next().value!);
-    totals.set(key, { version: rows[0].version, total });
+    totals.set(key, { version, total });
   }
   return { rows, total };
 }

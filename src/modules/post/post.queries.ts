@@ -22,8 +22,8 @@ interface PostRow {
   deleted_at: string | null;
   author_name: string | null;
   total?: string | number;
-  /** The version of the public data the row was read at (db/list-totals.ts), on a page's rows. */
-  version: string | null;
+  /** The version of the public data the row was read at (db/list-totals.ts); only on a page's rows. */
+  version?: string | null;
 }
 
 /**
