@@ -1,9 +1,10 @@
 import 'reflect-metadata';
+import { ReflectMetadataProvider } from '@mikro-orm/decorators/legacy';
+import { Migrator } from '@mikro-orm/migrations';
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { entities } from './src/db/entities';
 import { ListTotalsFlushes } from './src/db/list-totals';
 import { StatementLog } from './src/db/statement-log';
-import { prepareNamed } from './src/db/statements';
 
 export interface OrmOptions {
   clientUrl: string;
@@ -13,8 +14,8 @@ export interface OrmOptions {
   onQuery?: (sql: string) => void;
   poolMax?: number;
   /**
-   * Receives the driver's (knex's) own warnings, such as a pooled connection that broke when a
-   * database or replica went away; without it they go to the console as plain text.
+   * Receives the driver's own warnings, such as a pooled connection that broke when a database or
+   * replica went away (MikroORM hands them to its logger's `warn`); without it they are dropped.
    */
   onDriverWarning?: (message: string) => void;
   /** Log statements with their parameters written in (bench/explain.ts replays them); never in the service. */
@@ -32,8 +33,8 @@ let ormsMade = 0;
 const defaultApplicationName = () => `blog-api:${process.pid}:${++ormsMade}`;
 
 /** The application_name an ORM's connections carry (set by ormConfig). */
-export function applicationNameOf(config: { get(key: 'driverOptions'): Record<string, unknown> }): string | undefined {
-  return (config.get('driverOptions')?.connection as { application_name?: string } | undefined)?.application_name;
+export function applicationNameOf(config: { get(key: 'driverOptions'): unknown }): string | undefined {
+  return (config.get('driverOptions') as { application_name?: string } | undefined)?.application_name;
 }
 
 /** The ORM settings for the service, the tests and the scripts alike. */
@@ -46,23 +47,24 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     // read stays on the primary, so a caller never reads behind its own writes.
     preferReadReplicas: false,
     entities,
-    discovery: { disableDynamicFileAccess: true },
+    // The entities' decorators are TypeScript's (experimentalDecorators); their types come from
+    // the compiler's design-time metadata.
+    metadataProvider: ReflectMetadataProvider,
+    // Registered here rather than found by MikroORM, which resolves @mikro-orm/migrations at run time.
+    extensions: [Migrator],
     // Requests use their own fork; touching the global EntityManager is a bug we want to hear about.
     allowGlobalContext: false,
     forceUtcTimezone: true,
-    // afterCreate: every new connection prepares the hot reads' named statements (db/statements.ts).
-    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000, afterCreate: prepareNamed },
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
     // Fail fast instead of queueing forever when PostgreSQL is down or hung: requests then get
-    // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. The replicas' connections
-    // get the same options (MikroORM copies driverOptions to each).
-    driverOptions: {
-      acquireConnectionTimeout: 5000,
-      connection: { connectionTimeoutMillis: 3000, statement_timeout: 30_000, query_timeout: 35_000, application_name: applicationName },
-      ...(onDriverWarning ? { log: { warn: onDriverWarning, error: onDriverWarning, deprecate: onDriverWarning, debug: () => undefined } } : {}),
-    },
-    // The migrator and the migrations list are loaded by db/orm.ts migrate() when a migration is
-    // pending, not here: @mikro-orm/migrations brings umzug and its CLI's dependencies (about 3 MB of
-    // V8 heap) that a service whose database is up to date never uses.
+    // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. pg's pool options: its
+    // connectionTimeoutMillis also bounds the wait for a free connection. The replicas'
+    // connections get the same options (MikroORM copies driverOptions to each).
+    driverOptions: { connectionTimeoutMillis: 5000, statement_timeout: 30_000, query_timeout: 35_000, application_name: applicationName },
+    // The tables' triggers are the migrations' own (deferred constraint triggers, which MikroORM's
+    // trigger definitions cannot express): the schema diff leaves them alone.
+    schemaGenerator: { ignoreTriggers: true },
+    // The migrations list is loaded by db/orm.ts migrate() when a migration is pending.
     migrations: {
       transactional: true,
       allOrNothing: true,
@@ -74,7 +76,7 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     logger: onQuery ? (message: string) => onQuery(message) : () => undefined,
     // A flush that changes what pages count forgets the counted totals (db/list-totals.ts).
     subscribers: [new ListTotalsFlushes()],
-    // Also counts every statement per pool (db/replicas.ts, /metrics).
-    loggerFactory: (options) => new StatementLog(options),
+    // Also counts every statement per pool (db/replicas.ts, /metrics) and passes on the driver's warnings.
+    loggerFactory: (options) => new StatementLog(options, onDriverWarning),
   });
 }

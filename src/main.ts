@@ -13,7 +13,6 @@ import { ConfigError, loadConfig, type Config } from './config/config';
 import { createPinoLogger, wantsPrettyLogs, type Logger } from './core/logger';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import { closeOrm, initOrm, migrateDatabase } from './db/orm';
-import { buildHotReads } from './modules/hot-reads';
 import { setBcryptCost } from './modules/user/password';
 import { niceThreadPool } from './core/threadpool-priority';
 import { tracing } from './core/tracing';
@@ -79,7 +78,6 @@ async function main(): Promise<void> {
       onDriverWarning: (message) => log.warn({ source: 'database driver' }, message),
       // A cluster's primary measures the replicas for every worker (src/cluster.ts).
       replicaStatus: cluster.isWorker ? 'told' : 'measure',
-      named: buildHotReads,
     });
     if (cluster.isWorker) await followReplicas(readRoutingOf(orm));
     const ready = orm;

@@ -132,7 +132,7 @@ describe('configuration', () => {
 
 describe('database', () => {
   it('the committed migrations produce exactly the schema the entities describe', async () => {
-    const diff = await app.orm.getSchemaGenerator().getUpdateSchemaSQL({ wrap: false });
+    const diff = await app.orm.schema.getUpdateSchemaSQL({ wrap: false });
     expect(diff.trim()).toBe('');
   });
 
@@ -143,14 +143,14 @@ describe('database', () => {
     process.chdir(tmpdir());
     const orm = await initOrm({ clientUrl: app.databaseUrl, poolMax: 2 });
     try {
-      const knex = orm.em.getConnection().getKnex();
-      await knex.raw(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
-      await knex.raw('drop table job_runs');
+      const em = orm.em.fork();
+      await em.execute(`delete from mikro_orm_migrations where name = 'Migration20261125120000JobRuns'`);
+      await em.execute('drop table job_runs');
       await migrate(orm);
       // By name (timestamped): the migration put back is applied after those that came later.
-      const { rows } = await knex.raw('select name from mikro_orm_migrations order by name');
-      expect(rows.map((r: { name: string }) => r.name)).toEqual(migrationsList.map((m) => m.name));
-      expect((await knex.raw(`select to_regclass('job_runs') as t`)).rows[0].t).toBe('job_runs');
+      const rows = await em.execute<{ name: string }[]>('select name from mikro_orm_migrations order by name');
+      expect(rows.map((r) => r.name)).toEqual(migrationsList.map((m) => m.name));
+      expect((await em.execute<{ t: string }[]>(`select to_regclass('job_runs') as t`))[0].t).toBe('job_runs');
     } finally {
       process.chdir(cwd);
       await orm.close(true);

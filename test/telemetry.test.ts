@@ -126,8 +126,9 @@ describe('REST', () => {
     for (const s of sql) {
       expect(below(spans, s, server)).toBe(true);
       expect(s.attributes).toMatchObject({ 'db.system': 'postgresql', 'db.system.name': 'postgresql' });
-      // GET /posts/:id is a hot read, prepared at start-up: `execute hot_N(...)`, its id masked.
-      expect(s.attributes['db.query.text']).toMatch(/^execute hot_\d+\(\?(, \?)*\)$/);
+      // The post's id is a bound parameter ($1), never part of the statement's text.
+      expect(s.attributes['db.query.text']).toMatch(/^select .* where "p"\."id" = \$1 /);
+      expect(s.attributes['db.query.text']).not.toMatch(new RegExp(`= ${postId}\\b`));
     }
     const line = await logLine(protobuf.instance, (l) => l.trace_id === tp.traceId);
     expect(line).toMatchObject({ route: '/posts/:id', status: 200, trace_id: tp.traceId, span_id: server.spanId });

@@ -9,10 +9,6 @@
  * - src/core/threadpool-priority.ts nices libuv's thread pool: bcrypt's hashes of a real login
  *   burst run on threads whose nice value is THREADPOOL_NICE, and the event loop's is 0
  *   (/proc/<pid>/task/<tid>/stat, per-thread CPU time and nice value).
- * - src/core/transaction.ts's sqlTransaction (the mail outbox, the trash retention and the login
- *   throttle run on it) leaves Node 20's async hooks off, which em.transactional's AsyncLocalStorage
- *   turns on for every later promise of the process. Seen through Node's documented promise
- *   tracking: a promise callback's executionAsyncId() is 0 while no hook is enabled.
  * - the token cache of src/modules/auth/auth.tokens.ts: a token is verified once (jsonwebtoken's
  *   verify is counted), and from the cache it still expires and is still revoked by a password
  *   reset or an account deletion, on both surfaces.
@@ -158,40 +154,6 @@ describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first 
     }
     expect(service.output()).not.toMatch(/unrecognized flag/i);
     expect(service.output()).not.toMatch(PRETENURING_LINE);
-  });
-});
-
-describe('async hooks stay off for statement-only transactions (src/core/transaction.ts)', () => {
-  it('sqlTransaction commits its statements and leaves promise tracking off; em.transactional turns it on (Node 20)', async () => {
-    const url = await createTestDatabase();
-    const dist = (...p: string[]) => JSON.stringify(join(root, 'dist', ...p));
-    const out = runNode([], `
-      require('reflect-metadata');
-      const { executionAsyncId } = require('node:async_hooks');
-      const { initOrm, closeOrm } = require(${dist('src', 'db', 'orm.js')});
-      const { sqlTransaction } = require(${dist('src', 'core', 'transaction.js')});
-      // A promise callback's async id: 0 unless some hook tracks promises (Node's async_hooks docs).
-      const probe = () => Promise.resolve().then(() => executionAsyncId());
-      (async () => {
-        const orm = await initOrm({ clientUrl: ${JSON.stringify(url)} });
-        const before = await probe();
-        const inside = await sqlTransaction(orm.em, async (tx) => (await tx.execute('select txid_current_if_assigned() is null as fresh, now() = statement_timestamp() as first'))[0]);
-        const afterSql = await probe();
-        await orm.em.fork().transactional((tx) => tx.execute('select 1'));
-        const afterOrm = await probe();
-        console.log(JSON.stringify({ before, afterSql, afterOrm, inside }));
-        await closeOrm(orm);
-      })();
-    `);
-    const r = JSON.parse(out.trim().split('\n').pop()!);
-    // Inside a transaction (now() is its start, before this statement's), not autocommit.
-    expect(r.inside).toEqual({ fresh: true, first: false });
-    expect(r.before).toBe(0);
-    expect(r.afterSql).toBe(0);
-    // The control: the probe sees hooks once an AsyncLocalStorage ran, on Node 20; Node 24 and
-    // later build AsyncLocalStorage on AsyncContextFrame, with no hook at all.
-    if (Number(process.versions.node.split('.')[0]) < 24) expect(r.afterOrm).toBeGreaterThan(0);
-    else expect(r.afterOrm).toBe(0);
   });
 });
 

@@ -1,4 +1,4 @@
-import { PrimaryKey, Property } from '@mikro-orm/core';
+import { PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 /** id and the two timestamps every table of the spec has. */
 export abstract class BaseEntity {

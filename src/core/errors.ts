@@ -110,16 +110,15 @@ const CONNECTION_CODES = new Set([
 // MikroORM's own exception when it could not open a connection.
 const CONNECTION_NAMES = new Set(['ConnectionException']);
 // Errors that carry no code at all, so only their wording tells them apart:
-// - the pool's acquire timeout (every connection busy), raw or wrapped in a DriverException
-//   (test/db-outage.test.ts "a full pool" takes both from the ORM);
+// - pg-pool's acquire timeout (every connection busy, or a connection that could not be opened in
+//   time), raw or wrapped in a DriverException (test/db-outage.test.ts "a full pool" takes both
+//   from the ORM);
 // - pg's client-side errors when the socket closed, timed out or broke ("Connection terminated",
 //   "Connection ended unexpectedly", "Query read timeout", a client that is no longer queryable)
-//   and pg-pool's connect timeout;
-// - "Transaction query already complete": the ROLLBACK of a transaction whose own
-//   BEGIN/COMMIT/ROLLBACK already failed, which only a lost connection does (a failed statement
-//   inside leaves it open); it replaces the original error, so it is recognised by itself.
+//   (the ROLLBACK of a transaction whose connection died fails with one of these and replaces the
+//   original error, so they are recognised by themselves).
 const CONNECTION_MESSAGES =
-  /Transaction query already complete|Connection terminated|Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended unexpectedly|Query read timeout/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection ended unexpectedly|Query read timeout/i;
 
 /** True for errors that mean "the database is not reachable right now", not "the query was wrong". */
 export function isConnectionError(err: unknown): boolean {

@@ -1,4 +1,4 @@
-import { sqlTransaction } from './transaction';
+import { transactionWithRetry } from './transaction';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { intervalJob, sharedPeriod, type BackgroundJob } from './jobs';
@@ -44,7 +44,7 @@ export class RateLimiter {
    * key at its limit leaves the window. The row stays (the attempt counts) until `clear` or expiry.
    */
   async attempt(em: EntityManager, key: string, limit: number, windowMs: number): Promise<AttemptResult> {
-    return sqlTransaction(em, async (tx) => {
+    return transactionWithRetry(em, async (tx) => {
       // Attempts for one key take turns here, so each one sees every earlier one, committed:
       // a parallel burst cannot all read the same count and all get through.
       await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`rate-attempts:${key}`]);

@@ -21,7 +21,7 @@ import { LockMode, type EntityManager, type EntityName, type FilterOptions, type
 export function changeUnderRowLock<T extends object, R>(
   em: EntityManager,
   entity: EntityName<T>,
-  where: FilterQuery<T>,
+  where: FilterQuery<NoInfer<T>>,
   filters: FilterOptions,
   decide: (row: T | null, tx: EntityManager) => R | Promise<R>,
 ): Promise<R> {

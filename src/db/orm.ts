@@ -1,9 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
-import { nameStatements } from './statements';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
@@ -11,30 +10,14 @@ import { nameStatements } from './statements';
  * cluster's worker: src/cluster.ts followReplicas). Close it with closeOrm, which also stops the
  * replicas' probes.
  */
-export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource; named?: NamedReads }): Promise<MikroORM> {
-  const { named } = options;
-  // Not connected yet: the named statements are compiled and sealed before the pool opens its
-  // first connection, so every connection prepares all of them (db/statements.ts).
-  const orm = await MikroORM.init({ ...ormConfig(options), connect: !named });
-  if (named) {
-    try {
-      await nameStatements(() => named(orm.em));
-      await orm.connect();
-    } catch (err) {
-      await orm.close(true);
-      throw err;
-    }
-  }
+export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource }): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(options));
+  // MikroORM connects on its first statement; connecting here makes a database that is down
+  // fail the start, not the first request.
+  await orm.connect();
   await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config), options.replicaStatus);
   return orm;
 }
-
-/**
- * Builds (never runs) the statements of the hot reads on the ORM's root EntityManager, through the
- * same functions requests call, so that db/statements.ts names them (src/modules/hot-reads.ts).
- * The database must already be migrated: every connection prepares them.
- */
-export type NamedReads = (em: EntityManager) => Promise<void>;
 
 /** Stops what runs beside the ORM (the replicas' probes), then closes it. */
 export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
@@ -49,10 +32,7 @@ function migrationFiles(): string[] {
     .map((f) => f.replace(/\.(ts|js)$/, ''));
 }
 
-/**
- * Migrates the database at `clientUrl` on an ORM of its own, closed before returning: the serving
- * ORM is created after it, so its connections find the tables its named statements read.
- */
+/** Migrates the database at `clientUrl` on an ORM of its own, closed before returning. */
 export async function migrateDatabase(clientUrl: string): Promise<void> {
   const orm = await initOrm({ clientUrl, poolMax: 2 });
   try {
@@ -63,10 +43,9 @@ export async function migrateDatabase(clientUrl: string): Promise<void> {
 }
 
 /**
- * One process migrates at a time (several instances, parallel test workers); the rest wait, then find nothing to do.
- * A database that already has every migration file applied is left alone without loading the
- * migrator: the module graph it pulls in (umzug, its CLI's dependencies) would stay in the heap
- * for the life of the process, and V8 lets the old generation grow to a multiple of what stays alive.
+ * One process migrates at a time (several instances, parallel test workers); the rest wait, then
+ * find nothing to do. A database that already has every migration file applied is left alone
+ * without loading the migrations themselves.
  */
 export async function migrate(orm: MikroORM): Promise<void> {
   const em = orm.em.fork();
@@ -77,17 +56,12 @@ export async function migrate(orm: MikroORM): Promise<void> {
     const applied = new Set((await em.execute<{ name: string }[]>('select name from ??', [table])).map((r) => r.name));
     if (migrationFiles().every((name) => applied.has(name))) return;
   }
-  // Required from here and registered, not left to MikroORM: it would resolve the package from the
-  // working directory, which need not be the project's (a service started as `node /app/dist/...`).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { Migrator } = require('@mikro-orm/migrations') as typeof import('@mikro-orm/migrations');
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { migrationsList } = require('./migrations') as typeof import('./migrations');
-  Migrator.register(orm);
   orm.config.set('migrations', { ...options, migrationsList });
   // The lock is held by this transaction while the migrator runs its own.
   await em.transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(?)', [4711_0001]);
-    await orm.getMigrator().up();
+    await orm.migrator.up();
   });
 }

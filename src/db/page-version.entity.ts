@@ -1,4 +1,4 @@
-import { Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 /**
  * One of the 16 counters whose sum is the version of what public pages show (posts, comments,
@@ -10,6 +10,6 @@ export class PageVersion {
   @PrimaryKey({ type: 'smallint', autoincrement: false })
   bucket!: number;
 
-  @Property({ type: 'bigint', default: 0 })
+  @Property({ type: 'bigint', defaultRaw: '0' })
   v!: string;
 }

@@ -36,7 +36,7 @@ export interface ReadTarget {
   /** 'primary' or the replica's name (replica-1, ...). */
   name: string;
 }
-const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
+export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
 
 interface Replica extends ReplicaState {
   target: ReadTarget;

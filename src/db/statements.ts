@@ -1,14 +1,20 @@
-import type { AbstractSqlConnection, EntityManager, QueryBuilder } from '@mikro-orm/postgresql';
-import { readStale } from './replicas';
+import { performance } from 'node:perf_hooks';
+import { CompiledQuery } from 'kysely';
+import { raw, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
+import { readStale, PRIMARY, type ReadTarget } from './replicas';
 
 /**
  * The one way the service runs a statement it built itself, and the one cache of compiled
  * statements.
  *
- * Run: `runStatement` hands SQL with `?` placeholders and its values to the ORM's connection
- * (`execute`, in the EntityManager's transaction when there is one), as `em.execute` does: the
- * ORM escapes the values into the statement, logs it, and its exceptions are the ORM's. A read
- * that may be slightly stale goes to the connection db/replicas.ts picks.
+ * Run: `runStatement` sends SQL with PostgreSQL's `$1, $2, ...` and its values separately (the
+ * extended protocol: the driver binds the values, nothing is written into the text) through the
+ * ORM's own Kysely client, the one `em.getKysely()` hands out: the EntityManager's transaction
+ * when it has one, else the pool of the connection it reads from. MikroORM's own `execute` writes
+ * the values into the text instead, so its statements are never that. Each statement is handed to
+ * the ORM's logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement
+ * log sees them), and its errors go through the driver's `convertException`, as the ORM's do. A
+ * read that may be slightly stale goes to the connection db/replicas.ts picks.
  *
  * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
  * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
@@ -19,162 +25,106 @@ import { readStale } from './replicas';
  * a value per request (the tenant) yields one entry per value, and no request ever runs a
  * statement built with another request's filter values. A value that is neither a declared
  * parameter nor a filter's must be named by the shape (constants such as a page size).
- *
- * Named: PostgreSQL parses and plans an unnamed statement on every run, a named (prepared) one
- * once per connection, and MikroORM 6 sends every statement unnamed. So the hot reads' statements
- * are compiled at start-up, before the ORM opens its first connection (`nameStatements`, from
- * db/orm.ts initOrm with `named`), each gets a name, and the set is sealed; the pool's
- * `afterCreate` hook (`prepareNamed`, mikro-orm.config.ts) PREPAREs the whole set on every
- * connection it creates, all of which are created after the seal. A run of a named statement
- * outside a transaction, on the primary, sends `execute <name>(values)` through the same
- * `execute`. Only a key without filter parameters is named (the start-up compiles on the root
- * EntityManager), so a filter's per-request value is always a value of the plain statement.
  */
 
-/** SQL with `?` placeholders and its values, in order: what the ORM's `execute` takes. */
+/** SQL with `?` placeholders (as the QueryBuilder writes them) and its values, in order. */
 export interface Statement {
   sql: string;
   params: readonly unknown[];
-  /** Set when every connection of the pool has this statement prepared (see Named). */
-  named?: Named;
-  /** With `named`: the request's values, the prepared statement's $1, $2, ... */
-  namedParams?: readonly unknown[];
+  /** `sql` with PostgreSQL's numbered placeholders, once computed (a cached statement carries it). */
+  text?: string;
 }
 
 /**
- * A statement prepared on every connection the pool creates: `name`, and its text, in which the
- * request's values (the declared parameters) are $1, $2, ... and the shape's own values (a page
- * size, a filter's constant) are literals, as the ORM writes them into a plain statement. So
- * PostgreSQL's generic plan knows them: with a page's LIMIT as a parameter it guessed 10% of the
- * table and hash-joined every user (docs/performance.md).
+ * The place of the request's `index`-th value in a statement being built (see cachedStatement).
+ *
+ * A raw SQL fragment holding a marker rather than a value: MikroORM writes a value into the
+ * statement's text in some places (a sub-query in a select or a join), and a raw fragment is
+ * written as its own text there as everywhere, so the marker survives wherever the value goes;
+ * cachedStatement then finds each marker, in the text or among the values, and makes it a
+ * placeholder of its own.
  */
-interface Named {
-  name: string;
-  text: string;
-  /** How many request values it takes. */
-  count: number;
-  /** `execute <name>(?, ...)`: what a run sends, with the request's values for its placeholders. */
-  execute: string;
-  /** Its PREPARE failed somewhere (a parameter whose type PostgreSQL cannot infer): run it plain. */
-  dropped: boolean;
+export function param(index: number): RawQueryFragment {
+  let p = paramFragments[index];
+  if (!p) {
+    p = paramFragments[index] = raw(`${MARK}${index}${MARK_END}`);
+    declared.set(p, index);
+  }
+  return p;
 }
 
-/** The place of the request's `index`-th value in a statement being built (see cachedStatement). */
-export class Param {
-  constructor(readonly index: number) {}
-}
-
-export const param = (index: number): Param => new Param(index);
+const MARK = '\u0001param:';
+const MARK_END = '\u0002';
+const paramFragments: RawQueryFragment[] = [];
+const declared = new WeakMap<object, number>();
+/** A placeholder or a declared parameter's marker, in the order they appear. */
+const SLOTS = /\?|\u0001param:(\d+)\u0002/g;
 
 /**
- * A QueryBuilder's statement in the form `execute` takes: its getQuery() numbers the
- * placeholders PostgreSQL's way ($1, $2, ... in order of appearance), getParams() gives their
- * values in that order. Every value of a QueryBuilder is a bound parameter, so the text holds no
- * other `$n`.
+ * A QueryBuilder's statement: its getQuery() has a `?` for each value, getParams() the values in
+ * that order. Every value of a QueryBuilder is a bound parameter, so the text holds no other `?`.
  */
 export function statementOf(qb: Pick<QueryBuilder<never>, 'getQuery' | 'getParams'>): Statement {
-  return { sql: qb.getQuery().replace(/\$\d+/g, '?'), params: qb.getParams() };
+  return { sql: qb.getQuery(), params: qb.getParams() };
 }
 
-/** The rows of `statement`, run by the ORM's connection in `em`'s transaction, if any. */
+/**
+ * `sql`'s `?` placeholders as PostgreSQL's `$1, $2, ...`; throws if they do not match `count`
+ * values, or if a declared parameter's marker is left (param() outside cachedStatement).
+ */
+function numbered(sql: string, count: number): string {
+  let n = 0;
+  const text = sql.replace(SLOTS, (placeholder) => {
+    if (placeholder !== '?') throw new Error('a declared parameter (param) in a statement not built by cachedStatement');
+    return `$${++n}`;
+  });
+  if (n !== count) throw new Error(`a statement with ${n} placeholders was given ${count} values`);
+  return text;
+}
+
+/** The rows of `statement`, in `em`'s transaction if any (then always on the primary). */
 export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
-  const trx = em.getTransactionContext();
-  const primary = em.getConnection('write');
-  const run = async (connection: AbstractSqlConnection) => {
-    const named = trx || connection !== primary ? undefined : executable(statement);
-    if (!named) return connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all', trx);
-    try {
-      return await connection.execute<R[]>(named, statement.namedParams as unknown[], 'all');
-    } catch (err) {
-      // Not prepared on this connection after all (every connection prepares the whole set when
-      // it is created, so this is a safety net): the plain statement answers, and the name is retired.
-      if ((err as { code?: string }).code !== INVALID_STATEMENT_NAME) throw err;
-      statement.named!.dropped = true;
-      return connection.execute<R[]>(statement.sql, statement.params as unknown[], 'all');
-    }
-  };
+  const trx = em.getTransactionContext<CompiledQueryRunner>();
+  if (trx) return send<R>(em, trx, PRIMARY, statement);
+  if (options.stale) return readStale(em, (connection, target) => send<R>(em, connection.getClient(), target, statement));
+  return send<R>(em, em.getConnection('write').getClient(), PRIMARY, statement);
+}
+
+/** What runs a compiled query: Kysely, or one of its transactions. */
+interface CompiledQueryRunner {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }>;
+}
+
+async function send<R>(em: EntityManager, db: CompiledQueryRunner, target: ReadTarget, statement: Statement): Promise<R[]> {
+  const text = statement.text ?? numbered(statement.sql, statement.params.length);
+  const start = performance.now();
   try {
-    return await (options.stale && !trx ? readStale(em, run) : run(primary));
+    const { rows } = await db.executeQuery(CompiledQuery.raw(text, statement.params as unknown[]));
+    logStatement(em, statement, text, target, start, rows.length);
+    return rows as R[];
   } catch (err) {
+    logStatement(em, statement, text, target, start, 0, 'error');
     throw em.getDriver().convertException(err as Error);
   }
 }
 
-const INVALID_STATEMENT_NAME = '26000';
-
-/** `execute <name>(?, ...)` for a named statement whose values `execute` can write as literals, else undefined. */
-function executable({ named, namedParams = [] }: Statement): string | undefined {
-  if (!named || named.dropped) return undefined;
-  for (const v of namedParams) if (!literal(v)) return undefined;
-  return named.execute;
-}
-
-/** A value the ORM writes into a statement as a plain SQL literal. */
-const literal = (v: unknown): boolean => v === null || typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
-
-const naming = { open: false, sealed: false, openedWhileNaming: 0, set: [] as Named[] };
-
-/**
- * Names every statement `compile` builds on the root EntityManager (through cachedStatement),
- * then seals the set, once per process: a later ORM's connections prepare the same set. It must
- * run before the ORM's pool opens its first connection (db/orm.ts initOrm): a connection opened
- * earlier would lack the names. `compile` builds statements and never runs one; if one ran, a
- * connection opened while naming, and the start-up fails.
- */
-export async function nameStatements(compile: () => Promise<void>): Promise<void> {
-  if (naming.sealed) return;
-  naming.open = true;
-  try {
-    await compile();
-  } finally {
-    naming.open = false;
-    naming.sealed = true;
-  }
-  if (naming.openedWhileNaming) throw new Error('a statement ran while the hot statements were being named');
-}
-
-/** The text a named statement was prepared with ($n placeholders), for a reader of the statement log. */
-export const namedStatementText = (name: string): string | undefined => naming.set.find((n) => n.name === name)?.text;
-
-/** What the pool hands `afterCreate`: a pg client (only its callback `query` is used). */
-interface NewConnection {
-  query(text: string, callback: (err: Error | null) => void): void;
-}
-
-/**
- * The pool's `afterCreate` hook (MikroORM's `pool` option): PREPAREs every named statement on the
- * new connection before the pool hands it out, all in one message. PostgreSQL runs the
- * statements of one simple query as one implicit transaction, so a new connection costs the
- * primary one transaction, not one per statement (an idle instance's pool opens and closes
- * connections: test/quiet-primary.test.ts counts them). If PostgreSQL refuses one, it starts
- * over one statement at a time and drops the refused one from the set (it then runs plain
- * everywhere); the connection itself is still good.
- */
-export function prepareNamed(connection: NewConnection, done: (err: Error | null, connection: NewConnection) => void): void {
-  if (naming.open) naming.openedWhileNaming++;
-  const pending = naming.set.filter((n) => !n.dropped);
-  if (!pending.length) return done(null, connection);
-  const prepare = (n: Named) => `prepare ${n.name} as ${n.text}`;
-  connection.query(pending.map(prepare).join(';\n'), (err) => {
-    if (!err) return done(null, connection);
-    const next = (i: number): void => {
-      if (i === pending.length) return done(null, connection);
-      connection.query(prepare(pending[i]), (e) => {
-        if (e) pending[i].dropped = true;
-        next(i + 1);
-      });
-    };
-    // Whatever the failed message prepared before the refused statement goes first.
-    connection.query('deallocate all', () => next(0));
-  });
+/** Hands a statement to the ORM's logger as MikroORM hands its own (Connection.logQuery): every one, logged or not. */
+function logStatement(em: EntityManager, statement: Statement, text: string, target: ReadTarget, start: number, results: number, level?: 'error'): void {
+  const logger = em.config.getLogger();
+  const query = logger.isEnabled('query-params') ? em.getPlatform().formatQuery(statement.sql, statement.params as unknown[]) : text;
+  logger.logQuery({ query, params: statement.params, took: Math.round(performance.now() - start), results, level, connection: target });
 }
 
 interface Compiled {
+  /** With a `?` for each slot. */
   sql: string;
-  named?: Named;
-  /** Each value of the statement: a declared Param (the request's value goes there) or a value of the shape. */
-  slots: readonly unknown[];
+  /** The same with PostgreSQL's `$1, $2, ...`. */
+  text: string;
+  /** Each value of the statement: the index of a declared parameter (the request's value goes there) or a value of the shape. */
+  slots: readonly (DeclaredSlot | { value: unknown })[];
 }
+
+type DeclaredSlot = { index: number };
 
 const compiled = new Map<string, Compiled>();
 const MAX_COMPILED = 2000;
@@ -186,7 +136,7 @@ function filtersOf(em: EntityManager): string[] {
   let names = filterNames.get(metadata);
   if (!names) {
     const all = new Set(Object.keys(em.config.get('filters') ?? {}));
-    for (const meta of Object.values(metadata.getAll())) for (const name of Object.keys(meta.filters ?? {})) all.add(name);
+    for (const meta of metadata) for (const name of Object.keys(meta.filters ?? {})) all.add(name);
     names = [...all].sort();
     filterNames.set(metadata, names);
   }
@@ -219,47 +169,33 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
   let entry = compiled.get(key);
   if (!entry) {
     // On the root, built on a fork of it: no filter parameters either, as the key says.
-    const built = await build(em.global ? em.fork() : em);
-    entry = { sql: built.sql, slots: built.params, named: naming.open && key === shape ? nameOf(em, built) : undefined };
-    if (compiled.size >= MAX_COMPILED) for (const [k, e] of compiled) if (!e.named) compiled.delete(k);
+    entry = compile(shape, await build(em.global ? em.fork() : em));
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, entry);
   }
   const params = entry.slots.map((slot) => {
-    if (!(slot instanceof Param)) return slot;
+    if (!('index' in slot)) return slot.value;
     if (slot.index >= values.length) throw new Error(`statement ${shape}: no value for parameter ${slot.index}`);
     return values[slot.index];
   });
-  if (!entry.named) return { sql: entry.sql, params };
-  return { sql: entry.sql, params, named: entry.named, namedParams: values.slice(0, entry.named.count) };
+  return { sql: entry.sql, text: entry.text, params };
 }
 
-/**
- * The named form of a built statement (see Named): each declared parameter `param(i)` becomes
- * $i+1, every other value a literal written by the ORM's platform. Not named (undefined) when its
- * placeholders do not match its values, when a value is no plain literal, or when the declared
- * parameters skip an index (PostgreSQL could not type the missing one).
- */
-function nameOf(em: EntityManager, built: Statement): Named | undefined {
-  const platform = em.getPlatform();
-  const used = new Set<number>();
-  let i = 0;
-  let failed = false;
-  const text = built.sql.replace(/\?/g, () => {
-    const slot = built.params[i++];
-    if (slot instanceof Param) {
-      used.add(slot.index);
-      return `$${slot.index + 1}`;
+/** A built statement as slots: each `?` a value of the shape or a declared parameter, each marker a declared parameter. */
+function compile(shape: string, built: Statement): Compiled {
+  const slots: Compiled['slots'][number][] = [];
+  let next = 0;
+  const sql = built.sql.replace(SLOTS, (placeholder, index?: string) => {
+    if (index !== undefined) slots.push({ index: Number(index) });
+    else {
+      const value = built.params[next++];
+      const i = declared.get(value as object);
+      slots.push(i === undefined ? { value } : { index: i });
     }
-    if (!literal(slot)) failed = true;
-    return platform.formatQuery('?', [slot]);
+    return '?';
   });
-  const count = used.size;
-  if (failed || i !== built.params.length || [...used].some((index) => index >= count)) return undefined;
-  const name = `hot_${naming.set.length + 1}`;
-  const execute = count ? `execute ${name}(${Array.from({ length: count }, () => '?').join(', ')})` : `execute ${name}`;
-  const named: Named = { name, text, count, execute, dropped: false };
-  naming.set.push(named);
-  return named;
+  if (next !== built.params.length) throw new Error(`statement ${shape}: ${next} placeholders for ${built.params.length} values`);
+  return { sql, text: numbered(sql, slots.length), slots };
 }
 
 /**

@@ -80,7 +80,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
   const limitPerIp = deps.config.subscriptionConnectionsPerIp;
   let closing = false;
 
-  const listener = new EventListener(orm.config.getClientUrl(), (e) => hub.dispatch(e), log);
+  const listener = new EventListener(orm.config.get('clientUrl'), (e) => hub.dispatch(e), log);
   const hub: LiveHub = new LiveHub({
     listen: () => listener.start(),
     // Always the primary (no readFrom 'read'): the NOTIFY arrives once the write committed on the

@@ -7,10 +7,8 @@ import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp, type AppOptions, type BuiltApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config/config';
-import { silentLogger, type Logger } from '../../src/core/logger';
+import { createPinoLogger, silentLogger, type Logger } from '../../src/core/logger';
 import { closeOrm, initOrm, migrateDatabase } from '../../src/db/orm';
-import { buildHotReads } from '../../src/modules/hot-reads';
-import { namedStatementText } from '../../src/db/statements';
 import { setBcryptCost } from '../../src/modules/user/password';
 
 export interface TestApp {
@@ -19,13 +17,8 @@ export interface TestApp {
   built: BuiltApp;
   config: Config;
   databaseUrl: string;
-  /**
-   * SQL statements run for requests since the last reset (MikroORM query log), a named statement's
-   * `execute hot_N(...)` written as the text it was prepared with (db/statements.ts).
-   */
+  /** SQL statements run for requests since the last reset (the ORM's query log). */
   sql: string[];
-  /** The same statements as sent: `execute hot_N(...)` for a named one. */
-  sent: string[];
   close(): Promise<void>;
 }
 
@@ -70,14 +63,12 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   };
   setBcryptCost(config.bcryptCost);
   const sql: string[] = [];
-  const sent: string[] = [];
   // Test-only bookkeeping of which statements a request caused: the service itself carries its
   // request state as a plain value (no async context), so the harness marks each request here.
   const inRequest = new AsyncLocalStorage<true>();
-  // As src/main.ts starts the service: migrated first, then the hot reads named (db/statements.ts).
+  // As src/main.ts starts the service: migrated first, then the serving ORM.
   await migrateDatabase(databaseUrl);
   const orm = await initOrm({
-    named: buildHotReads,
     clientUrl: databaseUrl,
     replicaUrls: config.replicaUrls,
     replicaMaxLagMs: config.replicaMaxLagMs,
@@ -85,12 +76,11 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
       // Only statements run for a request: background jobs (mail outbox polling, retention) run
       // outside any request and would make per-request counts flaky.
       if (!/^\[query\]/.test(line) || !inRequest.getStore()) return;
-      sent.push(line);
-      sql.push(line.replace(/execute (hot_\d+)\b(\([^)]*\))?/, (m, name: string) => namedStatementText(name) ?? m));
+      sql.push(line);
     },
   });
   sql.length = 0;
-  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? silentLogger }, opts.app);
+  const built = await createApp({ config: { ...config, jwtSecret: config.jwtSecret! }, orm, log: opts.log ?? (process.env.TEST_LOG ? createPinoLogger({ level: process.env.TEST_LOG, stream: process.stderr }) : silentLogger) }, opts.app);
   built.startJobs();
   const server: Server = await new Promise((resolve) => {
     const s = createServer((req, res) => inRequest.run(true, () => built.handle(req, res)));
@@ -114,7 +104,6 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
     config,
     databaseUrl,
     sql,
-    sent,
     async close() {
       // Upgraded sockets are not the HTTP server's to close: without this, close() would wait on them.
       await built.subscriptions.close();

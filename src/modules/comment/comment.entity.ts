@@ -1,4 +1,5 @@
-import { Entity, Index, ManyToOne, Property, type Rel } from '@mikro-orm/core';
+import type { Rel } from '@mikro-orm/core';
+import { Entity, Index, ManyToOne, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from '../../core/base.entity';
 import { Post } from '../post/post.entity';
 import { User } from '../user/user.entity';
@@ -8,11 +9,11 @@ import { User } from '../user/user.entity';
 @Index({ name: 'comments_post_id_created_at_id_index', properties: ['post', 'createdAt', 'id'] })
 export class Comment extends BaseEntity {
   /** Comments are read by post id; a trashed post's comments stay readable in the trash. */
-  @ManyToOne(() => Post, { deleteRule: 'cascade', fieldName: 'post_id', index: false, filters: { softDelete: false } })
+  @ManyToOne(() => Post, { deleteRule: 'cascade', updateRule: 'cascade', fieldName: 'post_id', index: false, filters: { softDelete: false } })
   post!: Rel<Post>;
 
   /** As Post.user: a soft-deleted author keeps the comment visible, with `user: null`. */
-  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'comments_user_id_index', filters: { softDelete: false } })
+  @ManyToOne(() => User, { deleteRule: 'cascade', updateRule: 'cascade', fieldName: 'user_id', index: 'comments_user_id_index', filters: { softDelete: false } })
   user!: Rel<User>;
 
   @Property({ type: 'text' })

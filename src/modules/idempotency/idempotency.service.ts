@@ -4,7 +4,7 @@ import { requireActor, requireTenant, type RequestContext } from '../../core/con
 import { AppError } from '../../core/errors';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
-import { sqlTransaction } from '../../core/transaction';
+import { transactionWithRetry } from '../../core/transaction';
 import { UnreadBody } from '../../core/validation';
 import { runStatement, type Statement } from '../../db/statements';
 
@@ -101,7 +101,7 @@ export class IdempotencyService {
    */
   async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext, keep: KeepAnswer) => Promise<Created<T>>): Promise<Outcome<T>> {
     if (!request) return { replayed: false, ...(await create(ctx, readAnswer)) };
-    return sqlTransaction(ctx.em, async (tx) => {
+    return transactionWithRetry(ctx.em, async (tx) => {
       // The lock and the lookup in one round trip. The lookup reads the statement's snapshot, taken
       // before the lock: a repeat whose first request committed in between finds no row, runs, and
       // meets that row where the answer is stored (409, its create undone), so it never writes a second.

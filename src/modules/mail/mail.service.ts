@@ -1,4 +1,4 @@
-import { sqlTransaction } from '../../core/transaction';
+import { transactionWithRetry } from '../../core/transaction';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Transporter } from 'nodemailer';
@@ -74,7 +74,7 @@ export class MailService {
       (err) => log.warn({ err }, 'mail outbox cleanup failed'),
       { shared: sharedPeriod(orm) },
     );
-    this.listener = new EventListener(orm.config.getClientUrl(), (e) => e.type === 'mailQueued' && this.kick(), log, { onReconnect: () => this.kick() });
+    this.listener = new EventListener(orm.config.get('clientUrl'), (e) => e.type === 'mailQueued' && this.kick(), log, { onReconnect: () => this.kick() });
     this.job = {
       name: 'mail-outbox',
       start: () => {
@@ -185,7 +185,7 @@ export class MailService {
    * Returns false when no message was due.
    */
   private async sendNext(): Promise<boolean> {
-    return sqlTransaction(this.orm.em, async (tx) => {
+    return transactionWithRetry(this.orm.em, async (tx) => {
       await tx.execute(`set local idle_in_transaction_session_timeout = ${CLAIM_TIMEOUT_MS}`);
       const rows = await tx.execute<{ id: number; to_address: string; subject: string; text: string; attempts: number }[]>(
         `select id, to_address, subject, text, attempts from mail_outbox

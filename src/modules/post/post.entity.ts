@@ -1,4 +1,5 @@
-import { Entity, Filter, Index, ManyToOne, Property, Unique, type Rel } from '@mikro-orm/core';
+import type { Rel } from '@mikro-orm/core';
+import { Entity, Filter, Index, ManyToOne, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from '../../core/base.entity';
 import { User } from '../user/user.entity';
 
@@ -13,7 +14,7 @@ export class Post extends BaseEntity {
    * post query (autoJoinRefsForFilters): a soft-deleted author hides nothing, the post shows
    * `user: null` instead, and post lists stay single-table scans.
    */
-  @ManyToOne(() => User, { deleteRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index', filters: { softDelete: false } })
+  @ManyToOne(() => User, { deleteRule: 'cascade', updateRule: 'cascade', fieldName: 'user_id', index: 'posts_user_id_index', filters: { softDelete: false } })
   user!: Rel<User>;
 
   @Property({ type: 'string', length: 255 })

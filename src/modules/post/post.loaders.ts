@@ -56,7 +56,7 @@ export async function preloadComments(ctx: RequestContext, posts: readonly PostV
  * ORM (public `applyFilters`), joined as a sub-query, so the filters decide here as everywhere;
  * PostgreSQL flattens it into a plain join (the plan of a condition in the ON clause).
  */
-export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User>, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
+export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User, "vu", never, never, never, "id" | "name">, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
   const users = em.createQueryBuilder(User, 'vu').select(['vu.id', 'vu.name']);
   await users.applyFilters();
   qb.leftJoin(users, alias, { [raw(`${alias}.id = ${owner}.user_id`)]: [] });
@@ -86,15 +86,16 @@ interface CommentRow {
 }
 
 /** The statement of the comments of `postIds` (commentsLoader), built on `em` and not run. */
-export function commentsStatement(em: EntityManager, postIds: readonly number[]): Promise<Statement> {
+function commentsStatement(em: EntityManager, postIds: readonly number[]): Promise<Statement> {
   // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
   return cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
     const qb = em
       .createQueryBuilder(Comment, 'c')
-      .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt', 'u.name as author_name'])
+      .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt'])
       .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
       .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
     await leftJoinAuthor(em, qb, 'u', 'c');
+    qb.addSelect(raw('u.name as author_name'));
     return statementOf(qb);
   });
 }

@@ -1,4 +1,4 @@
-import { raw, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryBuilder, type QueryOrderMap } from '@mikro-orm/postgresql';
+import { raw, type RawQueryFragment, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource, SliceOptions } from '../../core/pagination';
 import { PAGE_VERSION_SQL, pageWithTotal } from '../../db/list-totals';
@@ -30,14 +30,21 @@ interface PostRow {
  * What a page statement selects besides its rows (db/list-totals.ts): `count`, the list's total
  * and the data version; `version`, the version alone (the total is one counted before).
  */
-export type TotalColumns = 'count' | 'version';
+type TotalColumns = 'count' | 'version';
 
 /** ORDER BY of a post order map over the columns of alias `x` (column names from the ORM's metadata). */
 export function orderSql(em: EntityManager, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, x: string): string {
-  const props = em.getMetadata().get(Post.name).properties as Record<string, { fieldNames: string[] }>;
+  const props = em.getMetadata().get(Post).properties as Record<string, { fieldNames: string[] }>;
   return (Array.isArray(orderBy) ? orderBy : [orderBy])
     .flatMap((o) => Object.entries(o).map(([k, dir]) => `${x}."${props[k].fieldNames[0]}" ${String(dir).toLowerCase() === 'asc' ? 'asc' : 'desc'}`))
     .join(', ');
+}
+
+/** What a projection may do with the post statement's builder: add to its select, then compile it. */
+interface PostStatementBuilder {
+  addSelect(field: RawQueryFragment): unknown;
+  getQuery(): string;
+  getParams(): readonly unknown[];
 }
 
 /** What a read of posts is read as (a projection): the same rows, the same filters, another select. */
@@ -49,7 +56,7 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
    * `u`, its columns those of PostRow, `total` and `version` among them when a page asks):
    * it may add to `qb` and wrap it, passing on the columns `extra`. The rows it returns keep the order `orderBy`.
    */
-  statement(em: EntityManager, qb: QueryBuilder<Post>, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, extra: readonly string[]): Promise<Statement>;
+  statement(em: EntityManager, qb: PostStatementBuilder, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, extra: readonly string[]): Promise<Statement>;
   /** The projection's values of the rows its statement returned. */
   map(ctx: C, rows: PostRow[]): T[];
 }
@@ -80,22 +87,9 @@ const postViews: PostProjection<PostView, RequestContext> = {
   },
 };
 
-/** The post list's page size and order (PostService.list; the hot reads' start-up build uses the same). */
+/** The post list's page size and order (PostService.list). */
 export const POSTS_PER_PAGE = 10;
 export const POST_LIST_ORDER: QueryOrderMap<object>[] = [{ createdAt: 'desc' }, { id: 'desc' }];
-
-/**
- * The statement of any page of the unfiltered post list as `projection` reads it (the page is a
- * parameter), counting or not (`total`), built on `ctx` and not run: what db/statements.ts names
- * at start-up (hot-reads.ts).
- */
-export function postPageStatement<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, total: TotalColumns): Promise<Statement> {
-  return postStatement(ctx, projection, {}, {}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset: 0 }, total);
-}
-
-/** postPageStatement for GraphQL's posts page (the plain views). */
-export const postViewsPageStatement = (ctx: ReadContext, total: TotalColumns): Promise<Statement> =>
-  postPageStatement(ctx as RequestContext, postViews, total);
 
 /** Posts as plain views under the ORM's filters (postSource with postViews). */
 export function postViewSource(ctx: RequestContext, filters: Record<string, boolean> = {}): ListSource<PostView> {
@@ -171,7 +165,7 @@ async function postStatement<T, C extends PostReadContext>(
     const w = numbersAsParams(where) as QBFilterQuery<Post>;
     const qb = em
       .createQueryBuilder(Post, 'p')
-      .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt', 'u.name as author_name'])
+      .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt'])
       .orderBy(orderBy);
     if (offset === undefined) {
       // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.
@@ -185,6 +179,7 @@ async function postStatement<T, C extends PostReadContext>(
       qb.where(`p.id in (${slice.sql} offset ?)`, [...slice.params, param(offsetAt)]);
     }
     await leftJoinAuthor(em, qb, 'u', 'p');
+    qb.addSelect(raw('u.name as author_name'));
     if (total === 'count') qb.addSelect((await counter(em, w, filters)).qb.as('total'));
     if (total) qb.addSelect(raw(`${PAGE_VERSION_SQL} as version`));
     return projection.statement(em, qb, orderBy, total === 'count' ? ['total', 'version'] : total ? ['version'] : []);
@@ -206,9 +201,6 @@ export async function postById<T, C extends PostReadContext>(ctx: C, projection:
   const [post] = (await postSource(ctx, projection, filters).slice({ id }, BY_ID)).rows;
   return post ?? null;
 }
-
-/** The statement of findPostView, built on `ctx` and not run. */
-export const postViewByIdStatement = (ctx: ReadContext, id: number): Promise<Statement> => postByIdStatement(ctx as RequestContext, postViews, id);
 
 /** One post as `post(id)` answers it (the filters of postViewSource), or null when hidden or gone. */
 export function findPostView(ctx: RequestContext, id: number): Promise<PostView | null> {

@@ -8,7 +8,7 @@ import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
 import { runStatement, statementOf, type Statement } from '../../db/statements';
 import { leftJoinAuthor } from './post.loaders';
-import { orderSql, postById, postByIdStatement, postPageStatement, postSource, type PostProjection, type PostReadContext, type TotalColumns } from './post.queries';
+import { orderSql, postById, postByIdStatement, postSource, type PostProjection, type PostReadContext } from './post.queries';
 
 /**
  * The REST answers of a post and of a comment: snake_case keys, ISO-8601 UTC timestamps, a
@@ -68,9 +68,6 @@ const postJsonProjection: PostProjection<JsonText & { id: number }> = {
 export function postJsonSource(ctx: PostReadContext, filters?: Record<string, boolean>): ListSource<JsonText & { id: number }> {
   return postSource(ctx, postJsonProjection, filters);
 }
-
-/** The statement of any page of GET /posts (no filters), counting or not, built on `ctx` and not run (hot-reads.ts). */
-export const postPageJsonStatement = (ctx: PostReadContext, total: TotalColumns): Promise<Statement> => postPageStatement(ctx, postJsonProjection, total);
 
 /**
  * One post's REST answer, or null when the ORM's filters (minus the switches in `filters`) hide

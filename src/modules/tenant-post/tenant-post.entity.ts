@@ -1,4 +1,4 @@
-import { Entity, Filter, Index, Property } from '@mikro-orm/core';
+import { Entity, Filter, Index, Property } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from '../../core/base.entity';
 import type { TenantFilterParams } from '../../core/context';
 

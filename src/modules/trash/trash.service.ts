@@ -1,4 +1,4 @@
-import { sqlTransaction } from '../../core/transaction';
+import { transactionWithRetry } from '../../core/transaction';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
@@ -109,7 +109,7 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
-  return sqlTransaction(orm.em, async (em) => {
+  return transactionWithRetry(orm.em, async (em) => {
     const [{ locked }] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
     if (!locked) return null;
     const deleted = await em.execute<{ id: number }[]>(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);

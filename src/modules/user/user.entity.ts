@@ -1,4 +1,5 @@
-import { BeforeCreate, BeforeUpdate, Entity, Enum, Filter, Index, Property, Unique, type EventArgs } from '@mikro-orm/core';
+import type { EventArgs } from '@mikro-orm/core';
+import { BeforeCreate, BeforeUpdate, Entity, Enum, Filter, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
 import { BaseEntity } from '../../core/base.entity';
 import { hashPassword, isPasswordHash, verifyPassword } from './password';
 

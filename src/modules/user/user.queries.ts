@@ -95,7 +95,7 @@ export async function userById<T>(ctx: ReadContext, projection: UserProjection<T
 }
 
 /** The statement of actorById, built on `em` and not run. */
-export function actorStatement(em: EntityManager, id: number): Promise<Statement> {
+function actorStatement(em: EntityManager, id: number): Promise<Statement> {
   return cachedStatement(em, 'actor by id', [id], async (em) => {
     const qb = em
       .createQueryBuilder(User, 'u')
