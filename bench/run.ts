@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
 import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
 import { call } from './http';
 import { distPath, ensureBenchPackage, peakRssMb, startTarget, type Target } from './processes';
@@ -17,11 +17,13 @@ import { SqlStats } from './sql-stats';
  * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N]`:
  * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
  * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
- * PostgreSQL), the Express reference (the same statements and rules on Express 5), PostGraphile 4
- * and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench package) and, with
- * --baseline, the code at another git ref (bench/baseline.ts), drives each scenario against them
- * with autocannon from this process in rotated rounds, and prints (and writes to
- * bench/results/latest.md) the table, the paired ratios, the comparison with the baseline and the targets.
+ * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
+ * Express 5 service: default ETag, helmet, a request id, an access log line at the service's
+ * LOG_LEVEL), PostGraphile 4 and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench
+ * package) and, with --baseline, the code at another git ref (bench/baseline.ts), drives each
+ * scenario against them with autocannon from this process in rotated rounds, and prints (and
+ * writes to bench/results/latest.md) the table, the paired ratios, the comparison with the
+ * baseline and the targets.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
@@ -289,14 +291,15 @@ async function main(): Promise<void> {
       AUTH_RATE_LIMIT_PER_MINUTE: '0',
       // The realtime scenario opens thousands of WebSockets from this one address.
       SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: BENCH_LOG_LEVEL,
       DATA_DIR: join(resultsDir, '.service-data'),
       ...otlp.env,
     };
     targets.push(
       await startTarget('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
       await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
-      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production' }),
+      // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
+      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL }),
     );
     if (baseline) {
       // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
