@@ -66,6 +66,11 @@ export const benchConfig = {
   baseline: flag('baseline') ?? (process.env.BENCH_BASELINE || undefined),
 };
 
+/**
+ * LOG_LEVEL of the service and of the Express reference (its access log line is at info, as the
+ * service's is), so both do the same logging work.
+ */
+export const BENCH_LOG_LEVEL = 'warn';
 /** What every seeded user's password is; the seed hashes it once at cost 12. */
 export const BENCH_PASSWORD = 'bench-password-1';
 export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { BENCH_JWT_SECRET, BENCH_PASSWORD, userEmail } from './config';
 import { call } from './http';
 import { cpuTicks, distPath, postgresTicks, procStat, startTarget, TICK_MS, waitIdle, type Target } from './processes';
+import { writesLines, type WritesResult } from './results-render';
 import { seed } from './seed';
 
 /**
@@ -21,7 +22,7 @@ const rounds = Number(process.env.IDEM_ROUNDS ?? 5);
 const seconds = Number(process.env.IDEM_SECONDS ?? 6);
 const connections = Number(process.env.IDEM_CONNECTIONS ?? 10);
 /** The issue's bound on what a key may cost the write mix. */
-export const WRITE_KEY_GOAL = 1.15;
+const WRITE_KEY_GOAL = 1.15;
 
 interface Run { rps: number; nodeMs: number; pgMs: number; errors: number }
 
@@ -94,20 +95,20 @@ export async function runWriteKeys(t: Target, url: string, postmaster: number, l
   return { ...results, ratio: median(results.plain.map((p, i) => p.rps / results.keyed[i].rps)) };
 }
 
-/** The figures as markdown lines: a table and the paired ratio against the goal. */
-export function writeKeysTable(f: WriteKeyFigures | undefined): string[] {
-  if (!f) return [];
-  const lines = ['', `Write mix (2 comments to 1 post), ${f.plain.length} paired rotated rounds of ${seconds} s, ${connections} connections:`, '',
-    '| write mix | req/s (median; each round) | Node CPU ms/req | PostgreSQL CPU ms/req | errors |', '|---|---|---:|---:|---:|'];
-  for (const name of ['plain', 'keyed'] as const) {
-    const rs = f[name];
-    lines.push(`| ${name === 'plain' ? 'without a key' : 'with Idempotency-Key'} | ${median(rs.map((r) => r.rps)).toFixed(0)} (${rs.map((r) => r.rps.toFixed(0)).join(', ')}) | ${median(rs.map((r) => r.nodeMs)).toFixed(2)} | ${median(rs.map((r) => r.pgMs)).toFixed(2)} | ${rs.reduce((a, r) => a + r.errors, 0)} |`);
-  }
-  return lines;
+/** The figures as bench/results/latest.json holds them (bench/results-render.ts writesLines renders them). */
+export function writeKeysResult(f: WriteKeyFigures): WritesResult {
+  const side = (rs: Run[]) => ({
+    reqPerSec: median(rs.map((r) => r.rps)),
+    nodeCpuMsPerReq: median(rs.map((r) => r.nodeMs)),
+    pgCpuMsPerReq: median(rs.map((r) => r.pgMs)),
+    errors: rs.reduce((a, r) => a + r.errors, 0),
+    runs: rs,
+  });
+  return {
+    seconds, connections, plain: side(f.plain), keyed: side(f.keyed),
+    ratio: f.ratio, ratioByRound: f.plain.map((p, i) => p.rps / f.keyed[i].rps), goal: WRITE_KEY_GOAL, pass: f.ratio <= WRITE_KEY_GOAL,
+  };
 }
-
-export const writeKeysCheck = (f: WriteKeyFigures) =>
-  `${f.ratio <= WRITE_KEY_GOAL ? 'PASS' : 'FAIL'}: write mix with an Idempotency-Key <= ${WRITE_KEY_GOAL}x the time per request without: paired median ${f.ratio.toFixed(3)}x (rounds ${f.plain.map((p, i) => (p.rps / f.keyed[i].rps).toFixed(2)).join(', ')})`;
 
 async function main(): Promise<void> {
   const log = (m: string) => process.stderr.write(`[idempotency ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
   });
   try {
     const f = await runWriteKeys(t, db.url, await postmasterOf(db.url), log);
-    process.stdout.write([...writeKeysTable(f), '', `- ${writeKeysCheck(f)}`].join('\n') + '\n');
+    process.stdout.write(writesLines(writeKeysResult(f)).join('\n') + '\n');
   } finally {
     await t.stop();
     await db.close();

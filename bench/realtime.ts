@@ -144,15 +144,3 @@ export async function runRealtime(target: Target, log: (msg: string) => void, co
   }
   return out;
 }
-
-export function realtimeTable(rows: RealtimeFigures[]): string[] {
-  if (!rows.length) return [];
-  return [
-    '',
-    'Realtime (commentAdded on one post, 100 more on other posts, one connection each; comments through REST; service only):',
-    '',
-    '| idle subscribers | held | last delivery after the write answered, p50 / p99 ms | RSS per idle subscriber | CPU per comment, service / load generator | GET /posts req/s alone → with them |',
-    '|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.subscribers} + 100 | ${r.held} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} | ${r.rssPerSubscriberKb.toFixed(1)} KB | ${r.serverCpuMsPerEvent.toFixed(0)} / ${r.clientCpuMsPerEvent.toFixed(0)} ms | ${r.listRpsAlone.toFixed(0)} → ${r.listRpsWith.toFixed(0)} (${((r.listRpsWith / r.listRpsAlone - 1) * 100).toFixed(0)}%) |`),
-  ];
-}

@@ -2,14 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, BENCH_PASSWORD, benchConfig, userEmail } from './config';
+import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_METRICS_TOKEN, BENCH_PASSWORD, BENCH_TENANTS, benchConfig, userEmail } from './config';
 import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
 import { call } from './http';
 import { distPath, ensureBenchPackage, peakRssMb, startTarget, type Target } from './processes';
 import { withReceiver } from './otlp-receiver';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
-import { realtimeTable, runRealtime, type RealtimeFigures } from './realtime';
-import { runWriteKeys, writeKeysCheck, writeKeysTable, type WriteKeyFigures } from './idempotency';
+import { runRealtime, type RealtimeFigures } from './realtime';
+import { runWriteKeys, writeKeysResult, type WriteKeyFigures } from './idempotency';
+import { renderResults, type BenchResults, type Goal, type Num, type ScenarioResult } from './results-render';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
@@ -17,11 +18,14 @@ import { SqlStats } from './sql-stats';
  * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N]`:
  * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
  * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
- * PostgreSQL), the Express reference (the same statements and rules on Express 5), PostGraphile 4
- * and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench package) and, with
- * --baseline, the code at another git ref (bench/baseline.ts), drives each scenario against them
- * with autocannon from this process in rotated rounds, and prints (and writes to
- * bench/results/latest.md) the table, the paired ratios, the comparison with the baseline and the targets.
+ * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
+ * Express 5 service: default ETag, helmet, a request id, an access log line at the service's
+ * LOG_LEVEL), PostGraphile 4 and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench
+ * package) and, with --baseline, the code at another git ref (bench/baseline.ts), drives each
+ * scenario against them with autocannon from this process in rotated rounds, gathers every figure
+ * (the table, the paired ratios, the comparison with the baseline, peak RSS, the targets) into one
+ * object written as bench/results/latest.json, and prints latest.md, rendered from that object
+ * alone (bench/results-render.ts), and writes it beside it.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
@@ -179,14 +183,23 @@ async function contractCheck(t: Target, service: Target): Promise<string[]> {
   return problems;
 }
 
-/** How the table and the targets name each target. */
-const shown = (name: string) => ({ express: 'Express ref', postgraphile: 'PostGraphile 4', postgraphile5: 'PostGraphile 5' })[name] ?? name;
+/** How the tables and the targets name each target. */
+const NAMES: Record<string, string> = {
+  service: 'service', raw: 'raw', express: 'Express ref', postgraphile: 'PostGraphile 4', postgraphile5: 'PostGraphile 5', baseline: 'baseline',
+};
+const shown = (name: string) => NAMES[name] ?? name;
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+/** A figure as latest.json holds it: null when not finite (JSON has no NaN). */
+const fin = (n: number): Num => (Number.isFinite(n) ? n : null);
+/** A JSON figure in a goal's text. */
+const t0 = (n: Num) => (n === null ? 'n/a' : n.toFixed(0));
+const t2 = (n: Num) => (n === null ? 'n/a' : n.toFixed(2));
+const t3 = (n: Num) => (n === null ? 'n/a' : n.toFixed(3));
 interface Row {
   label: string;
   key: string;
+  paired: boolean;
   /** Each target's rounds combined (medians). */
   m: Record<string, Measurement>;
   /** Each target's measurement per round, index = round: the pairs of the paired ratios. */
@@ -227,8 +240,18 @@ function pairedRatio(row: Row, a: string, b: string): number {
   return median(x.slice(0, y.length).map((m, i) => m.rps / y[i].rps));
 }
 
+/** The commit of the tree this bench was built from, and whether it has changes besides bench/results (null outside a git checkout). */
+function treeState(): { commit: string | null; dirty: boolean | null } {
+  const git = (args: string[]) => spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
+  const head = git(['rev-parse', 'HEAD']);
+  if (head.status !== 0) return { commit: null, dirty: null };
+  const status = git(['status', '--porcelain', '--', '.', ':(exclude)bench/results']);
+  return { commit: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : null };
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  const tree = treeState();
   const unknown = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--' && !BENCH_FLAGS.some((f) => a === `--${f}` || a.startsWith(`--${f}=`)));
   if (unknown.length) throw new Error(`unknown option ${unknown.join(' ')} (options: ${BENCH_FLAGS.map((f) => `--${f}`).join(', ')})`);
   const wanted = selected(benchConfig.only);
@@ -289,14 +312,15 @@ async function main(): Promise<void> {
       AUTH_RATE_LIMIT_PER_MINUTE: '0',
       // The realtime scenario opens thousands of WebSockets from this one address.
       SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: BENCH_LOG_LEVEL,
       DATA_DIR: join(resultsDir, '.service-data'),
       ...otlp.env,
     };
     targets.push(
       await startTarget('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
       await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
-      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production' }),
+      // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
+      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL }),
     );
     if (baseline) {
       // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
@@ -331,7 +355,7 @@ async function main(): Promise<void> {
       // The baseline joins every scenario but the paced pair (a fixed rate has no ratio to give).
       const names = ['service', ...(s.peers ?? ['raw']), ...(s.key === 'calm' || s.key === 'storm' ? [] : ['baseline'])];
       const order = names.map(byName).filter((t): t is Target => t !== undefined);
-      const row: Row = { label: s.label, key: s.key, m: {}, runs: {} };
+      const row: Row = { label: s.label, key: s.key, paired: !!s.paired, m: {}, runs: {} };
       // Each round starts one target further along the order: a neighbour's burst on a shared
       // machine then hits every target alike instead of one, and the ratios pair each round's runs.
       const rounds = s.paired ? benchConfig.rounds : 1;
@@ -347,11 +371,9 @@ async function main(): Promise<void> {
       rows.push(row);
     }
     // The highest RSS since start (VmHWM) once the load scenarios are over, before the realtime one
-    // (thousands of sockets, its own RSS figures): no sample can miss the peak.
-    for (const n of ['service', 'baseline']) {
-      const t = byName(n);
-      if (t && rows.length) peakRss[n] = peakRssMb(t.pid);
-    }
+    // (thousands of sockets, its own RSS figures): no sample can miss the peak. Each target that
+    // ran at least one scenario (PostGraphile only runs the GraphQL ones).
+    for (const t of targets) if (rows.some((r) => r.runs[t.name])) peakRss[t.name] = peakRssMb(t.pid);
     // Subscriptions exist on the service only: the peers have nothing to compare.
     if (wants('realtime')) realtime = await runRealtime(byName('service')!, log);
     // Last: the write mix adds rows to the database every other scenario reads.
@@ -369,104 +391,123 @@ async function main(): Promise<void> {
     baseline?.remove();
   }
 
-  // Each row's req/s over each anchor's in the same scenario, paired by round (blank where that anchor did not run).
+  // Everything the run found, as bench/results/latest.json holds it; latest.md is rendered from it.
+  // Each target's req/s over each anchor's in the same scenario, paired by round (absent where that anchor did not run).
   const anchors = ['express', 'raw', 'postgraphile', 'postgraphile5', ...(baseline ? ['baseline'] : [])];
-  const ratioText = (row: Row, a: string, b: string) => (a !== b && row.runs[a] && row.runs[b] ? `${f2(pairedRatio(row, a, b))}×` : '');
-  const table = [
-    `| scenario | target | req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
-    `|---|---|---:|${anchors.map(() => '---:').join('|')}|---|---:|---:|---:|---:|---:|`,
-    ...rows.flatMap((row) => Object.entries(row.m).map(([name, x]) =>
-      `| ${name === 'service' ? row.label : ''} | ${shown(name)} | ${f0(x.rps)} | ${anchors.map((a) => ratioText(row, name, a)).join(' | ')} | ${f1(x.p50)} / ${f1(x.p99)} | ${f2(x.nodeMs)} | ${f2(x.pgMs)} | ${sqlText(x)} | ${f0(x.rssMb)} | ${x.errors} |`)),
-  ];
+  const scenarioResults: ScenarioResult[] = rows.map((row) => ({
+    key: row.key,
+    label: row.label,
+    paired: row.paired,
+    rounds: Math.max(...Object.values(row.runs).map((rs) => rs.length)),
+    targets: Object.entries(row.m).map(([name, x]) => ({
+      name,
+      reqPerSec: fin(x.rps), p50Ms: fin(x.p50), p99Ms: fin(x.p99),
+      nodeCpuMsPerReq: fin(x.nodeMs), pgCpuMsPerReq: fin(x.pgMs), sqlPerReq: x.sqlPerRequest === null ? null : fin(x.sqlPerRequest),
+      maxRssMb: fin(x.rssMb), errors: x.errors, responses: x.responses, statusCodes: x.statusCodes,
+      reqPerSecByRound: row.runs[name].map((m) => fin(m.rps)),
+      ratios: Object.fromEntries(anchors.filter((a) => a !== name && row.runs[a]).map((a) => [a, fin(pairedRatio(row, name, a))])),
+    })),
+  }));
 
-  const against = baseline
-    ? [
-        '',
-        `Against the baseline \`${baseline.ref}\` (${baseline.commit.slice(0, 10)}), built in a temporary worktree and started as its \`npm start\` (\`node ${[...baseline.flags, 'dist/src/main.js'].join(' ')}\`), in the same rounds:`,
-        '',
-        '| scenario | service req/s | baseline req/s | service / baseline (paired median) | Node CPU ms/req service | baseline | PostgreSQL CPU ms/req service | baseline | max RSS MB service | baseline |',
-        '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-        ...rows.filter((r) => r.m.service && r.m.baseline).map((r) => {
-          const [a, b] = [r.m.service, r.m.baseline];
-          return `| ${r.label} | ${f0(a.rps)} | ${f0(b.rps)} | ${f2(pairedRatio(r, 'service', 'baseline'))}× | ${f2(a.nodeMs)} | ${f2(b.nodeMs)} | ${f2(a.pgMs)} | ${f2(b.pgMs)} | ${f0(a.rssMb)} | ${f0(b.rssMb)} |`;
-        }),
-        '',
-        `Peak RSS since start (VmHWM) after the load scenarios: service ${f0(peakRss.service ?? NaN)} MB, baseline ${f0(peakRss.baseline ?? NaN)} MB.`,
-      ]
-    : [];
-
-  const by = (k: string) => rows.find((r) => r.key === k);
-  const check = (lines: string[], name: string, ran: unknown, ok: () => boolean, detail: () => string) => {
-    lines.push(ran ? `- ${ok() ? 'PASS' : 'FAIL'}: ${name}: ${detail()}` : `- n/a: ${name} (scenario not run)`);
+  // The goals, judged on those figures.
+  const result = (k: string, name: string) => scenarioResults.find((r) => r.key === k)?.targets.find((t) => t.name === name);
+  const notRun = (name: string): Goal => ({ name, status: 'n/a', detail: 'scenario not run' });
+  const judged = (name: string, pass: boolean, detail: string): Goal => ({ name, status: pass ? 'PASS' : 'FAIL', detail });
+  /** The service's req/s over `peer`'s in scenario `k` (a paired median) at least `goal`. */
+  const vs = (k: string, peer: string, goal: number, what: string): Goal => {
+    const name = `${what} >= ${goal.toFixed(2)}x ${shown(peer)}`;
+    const s = result(k, 'service');
+    const p = result(k, peer);
+    if (!s || !p) return notRun(name);
+    const ratio = s.ratios[peer] ?? null;
+    return judged(name, ratio !== null && ratio >= goal, `${t0(s.reqPerSec)} vs ${t0(p.reqPerSec)} req/s (medians), paired median ${t3(ratio)}x`);
   };
-  const vs = (lines: string[], k: string, peer: string, goal: number, name: string) => {
-    const r = by(k);
-    check(lines, `${name} >= ${goal.toFixed(2)}x ${shown(peer)}`, r?.m.service && r.m[peer], () => pairedRatio(r!, 'service', peer) >= goal,
-      () => `${f0(r!.m.service.rps)} vs ${f0(r!.m[peer].rps)} req/s (medians), paired median ${pairedRatio(r!, 'service', peer).toFixed(3)}x`);
-  };
-  // The targets: each on the first page and on random pages, as paired medians.
-  const goals: string[] = [];
-  for (const [k, what] of [['list-first', 'first page'], ['list', 'random pages']]) {
-    vs(goals, k, 'express', 0.95, `REST GET /posts, ${what}`);
-    vs(goals, k, 'raw', 0.85, `REST GET /posts, ${what}`);
+  const pages: [string, string][] = [['list-first', 'REST GET /posts, first page'], ['list', 'REST GET /posts, random pages']];
+  const graphqlPages: [string, string][] = [['graphql-first', 'GraphQL posts page, first page'], ['graphql', 'GraphQL posts page, random pages']];
+  const goals: Goal[] = [];
+  for (const [k, what] of pages) goals.push(vs(k, 'express', 1.2, what), vs(k, 'raw', 1.0, what));
+  goals.push(vs('show', 'express', 0.9, 'REST GET /posts/:id'));
+  for (const [k, what] of graphqlPages) goals.push(vs(k, 'postgraphile', 1.2, what), vs(k, 'postgraphile5', 1.3, what));
+  // No regression in the service's own CPU: against the baseline, each paired scenario.
+  for (const [k, what] of [...pages, ['show', 'REST GET /posts/:id'], ...graphqlPages]) {
+    const name = `Node CPU per request <= the baseline's${baseline ? ` (${baseline.ref})` : ''}, ${what}`;
+    const s = result(k, 'service');
+    const b = result(k, 'baseline');
+    if (!baseline) goals.push({ name, status: 'n/a', detail: 'no --baseline given' });
+    else if (!s || !b) goals.push(notRun(name));
+    else {
+      const [x, y] = [s.nodeCpuMsPerReq, b.nodeCpuMsPerReq];
+      const diff = x !== null && y !== null ? x - y : null;
+      goals.push(judged(name, diff !== null && diff <= 0, `${t3(x)} vs ${t3(y)} ms (medians over rounds), ${diff !== null && diff >= 0 ? '+' : ''}${t3(diff)} ms`));
+    }
   }
-  vs(goals, 'show', 'express', 0.9, 'REST GET /posts/:id');
-  for (const [k, what] of [['graphql-first', 'first page'], ['graphql', 'random pages']]) {
-    vs(goals, k, 'postgraphile', 1.2, `GraphQL posts page, ${what}`);
-    vs(goals, k, 'postgraphile5', 1.1, `GraphQL posts page, ${what}`);
+  {
+    const name = `service peak RSS under load < ${shown('postgraphile')}'s peak RSS in the same run (no heap cap)`;
+    const [mine, theirs] = [peakRss.service, peakRss.postgraphile];
+    const highest = (n: string) => Math.max(0, ...scenarioResults.map((r) => r.targets.find((t) => t.name === n)?.maxRssMb ?? 0));
+    if (mine === undefined || theirs === undefined) goals.push({ name, status: 'n/a', detail: `scenario not run (${shown('postgraphile')} runs the GraphQL scenarios only)` });
+    else goals.push(judged(name, mine < theirs, `${f0(mine)} vs ${f0(theirs)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(highest('service'))} vs ${f0(highest('postgraphile'))} MB)`));
   }
-  const gqlFirst = by('graphql-first')?.m;
-  if (!baseline) goals.push('- n/a: Node CPU per GraphQL first page <= the baseline\'s (no --baseline given)');
-  else check(goals, `Node CPU per GraphQL first page <= the baseline's (${baseline.ref})`, gqlFirst?.service && gqlFirst.baseline, () => gqlFirst!.service.nodeMs <= gqlFirst!.baseline.nodeMs,
-    () => `${gqlFirst!.service.nodeMs.toFixed(3)} vs ${gqlFirst!.baseline.nodeMs.toFixed(3)} ms (medians over rounds)`);
-  const restFirst = by('list-first')?.m;
-  check(goals, 'Node CPU per REST first page within 0.05 ms of the Express reference\'s', restFirst?.service && restFirst.express, () => restFirst!.service.nodeMs <= restFirst!.express.nodeMs + 0.05,
-    () => `${restFirst!.service.nodeMs.toFixed(3)} vs ${restFirst!.express.nodeMs.toFixed(3)} ms (medians over rounds), ${restFirst!.service.nodeMs >= restFirst!.express.nodeMs ? '+' : ''}${(restFirst!.service.nodeMs - restFirst!.express.nodeMs).toFixed(3)} ms`);
-  goals.push(writes ? `- ${writeKeysCheck(writes)}` : '- n/a: write mix with an Idempotency-Key (scenario not run)');
-  check(goals, 'service peak RSS under the load < 250 MB (no heap cap)', peakRss.service !== undefined, () => peakRss.service < 250,
-    () => `${f0(peakRss.service)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(Math.max(0, ...rows.map((r) => r.m.service?.rssMb ?? 0)))} MB)`);
 
   // Earlier goals, still shown (not part of the list above).
-  const others: string[] = [];
-  for (const k of ['trash', 'tenant', 'admin']) if (by(k)) vs(others, k, 'express', 0.8, by(k)!.label);
+  const by = (k: string) => scenarioResults.find((r) => r.key === k);
+  const others: Goal[] = [];
+  for (const k of ['trash', 'tenant', 'admin']) if (by(k)) others.push(vs(k, 'express', 0.8, by(k)!.label));
   for (const k of ['simple', 'cursor']) {
-    const r = by(k);
-    if (r?.m.service) others.push(`- info: ${r.label}: ${anchors.filter((a) => r.m[a]).map((a) => `${ratioText(r, 'service', a)} ${shown(a)}`).join(', ')} (no target)`);
+    const s = result(k, 'service');
+    if (s) others.push({ name: by(k)!.label, status: 'info', detail: `${anchors.filter((a) => a in s.ratios).map((a) => `${t2(s.ratios[a])}× ${shown(a)}`).join(', ')} (no target)` });
   }
-  const login = by('login')?.m.service, calm = by('calm')?.m.service, storm = by('storm')?.m.service;
-  if (login) check(others, `login >= 90% of bcrypt cost 12 on ${benchConfig.cores} cores`, login, () => login.rps >= 0.9 * bcryptPerSecond,
-    () => `${login.rps.toFixed(2)} logins/s vs ${bcryptPerSecond.toFixed(2)} compares/s = ${(login.rps / bcryptPerSecond * 100).toFixed(0)}%`);
-  if (calm && storm) check(others, 'GET /posts p99 during a login storm <= 2x without', true, () => storm.p99 <= 2 * calm.p99,
-    () => `${storm.p99} ms vs ${calm.p99} ms = ${(storm.p99 / calm.p99).toFixed(1)}x`);
+  const login = result('login', 'service'), calm = result('calm', 'service'), storm = result('storm', 'service');
+  if (login) {
+    const rps = login.reqPerSec ?? 0;
+    others.push(judged(`login >= 90% of bcrypt cost 12 on ${benchConfig.cores} cores`, rps >= 0.9 * bcryptPerSecond,
+      `${t2(login.reqPerSec)} logins/s vs ${f2(bcryptPerSecond)} compares/s = ${f0((rps / bcryptPerSecond) * 100)}%`));
+  }
+  if (calm && storm) {
+    const [a, b] = [storm.p99Ms ?? NaN, calm.p99Ms ?? NaN];
+    others.push(judged('GET /posts p99 during a login storm <= 2x without', a <= 2 * b, `${a} ms vs ${b} ms = ${(a / b).toFixed(1)}x`));
+  }
   const rt = realtime.find((r) => r.subscribers === 5000);
-  if (rt) check(others, 'realtime: 5,000 idle subscribers held, last delivery p99 < 250 ms, < 30 KB RSS each', true, () => rt.held >= 5100 && rt.p99 < 250 && rt.rssPerSubscriberKb < 30,
-    () => `${rt.held} held, p99 ${rt.p99.toFixed(0)} ms, ${rt.rssPerSubscriberKb.toFixed(1)} KB each`);
+  if (rt) others.push(judged('realtime: 5,000 idle subscribers held, last delivery p99 < 250 ms, < 30 KB RSS each', rt.held >= 5100 && rt.p99 < 250 && rt.rssPerSubscriberKb < 30,
+    `${rt.held} held, p99 ${rt.p99.toFixed(0)} ms, ${rt.rssPerSubscriberKb.toFixed(1)} KB each`));
 
-  const contract = Object.entries(problems).flatMap(([t, ps]) => ps.map((p) => `- ${t}: ${p}`));
-  const md = [
-    `# Benchmark results`,
-    '',
-    `${new Date().toISOString().slice(0, 10)}, ${benchConfig.cores} cores, node ${process.version}; ${benchConfig.users} users, ${benchConfig.posts} posts, ${benchConfig.comments} comments; ` +
-      `${benchConfig.rounds} rotated round(s) of each paired scenario (the first and random pages, GET /posts/:id; one round for the others), ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections; ` +
-      `ratios are paired medians (each round's ratio, then the median), req/s and CPU per request medians over the rounds` +
-      `${Number.isFinite(bcryptPerSecond) ? `; bcrypt cost 12 alone: ${bcryptPerSecond.toFixed(2)} compares/s` : ''}. ` +
-      `Service: \`node ${[...flags, 'dist/src/main.js'].join(' ')}\` (npm start), NODE_ENV=production.`,
-    '',
-    ...table,
-    ...against,
-    ...realtimeTable(realtime),
-    ...writeKeysTable(writes),
-    '',
-    'Targets:',
-    ...goals,
-    ...(others.length ? ['', 'Other checks (earlier goals):', ...others] : []),
-    ...(contract.length ? ['', 'Contract check problems (results for those routes are not comparable):', ...contract] : []),
-    '',
-    `Total run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
-  ].join('\n');
+  const built: BenchResults = {
+    schemaVersion: 1,
+    run: {
+      date: new Date().toISOString(),
+      totalSeconds: Math.round((Date.now() - started) / 1000),
+      commit: tree.commit,
+      dirty: tree.dirty,
+      node: process.version,
+      cores: benchConfig.cores,
+      data: { users: benchConfig.users, posts: benchConfig.posts, comments: benchConfig.comments, tenantPosts: benchConfig.tenantPosts, tenants: BENCH_TENANTS },
+      rounds: benchConfig.rounds,
+      seconds: benchConfig.duration,
+      warmup: benchConfig.warmup,
+      connections: benchConfig.connections,
+      only: wanted ? [...wanted] : null,
+      serviceCommand: `node ${[...flags, 'dist/src/main.js'].join(' ')}`,
+      logLevel: BENCH_LOG_LEVEL,
+      bcryptPerSecond: fin(bcryptPerSecond),
+      baseline: baseline ? { ref: baseline.ref, commit: baseline.commit, command: `node ${[...baseline.flags, 'dist/src/main.js'].join(' ')}` } : null,
+    },
+    anchors,
+    names: NAMES,
+    scenarios: scenarioResults,
+    peakRssMb: Object.fromEntries(Object.entries(peakRss).map(([n, mb]) => [n, fin(mb)])),
+    realtime,
+    writes: writes ? writeKeysResult(writes) : null,
+    goals,
+    others,
+    contractProblems: Object.entries(problems).flatMap(([target, ps]) => ps.map((problem) => ({ target, problem }))),
+  };
+  // Through JSON first: the Markdown is rendered from exactly what latest.json holds (NaN → null).
+  const results = JSON.parse(JSON.stringify(built)) as BenchResults;
+  const md = renderResults(results);
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'latest.md'), md + '\n');
-  process.stdout.write(md + '\n');
+  writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(resultsDir, 'latest.md'), md);
+  process.stdout.write(md);
 }
 
 main().catch((err) => {

@@ -5,9 +5,11 @@ import type { Named } from './raw-sql';
 
 /**
  * What the two references (raw.ts on node:http, express.ts on Express 5) share besides their SQL
- * (raw-sql.ts, sql.ts): the rules they apply before a statement runs. The references differ only in
- * the HTTP layer, so service/raw and service/Express split the service's overhead into what any
- * framework costs and what is the service's own.
+ * (raw-sql.ts, sql.ts): the rules they apply before a statement runs. raw.ts is the bare anchor
+ * (no framework, nothing on an answer but its body); express.ts is a typical Express service over
+ * the same SQL and rules (Express's default ETag, helmet's headers, a request id, an access log
+ * line with pino). service/raw is the service's whole overhead over bare node:http; service/Express
+ * what it costs next to a typical Express service; Express/raw what that typical service costs.
  */
 export const POSTS_PER_PAGE = 10;
 export const LIST_PER_PAGE = 20;

@@ -1,23 +1,38 @@
+import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import bcrypt from 'bcrypt';
+import helmet from 'helmet';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
+import pino from 'pino';
 import { adminUsersPage, postById, postsCursor, postsPage, postsPageGraphql, postsSimple, tenantPosts, trashPage, type Named } from './raw-sql';
 import { createCommentSql, createPostSql, loginSql } from './sql';
 import { LIST_PER_PAGE, POSTS_PER_PAGE, bearerClaims, decodeCursor, jwtSecret, one as oneOf, positive, slugify } from './common';
 
 /**
- * The Express reference: the raw reference (raw.ts) with Express 5 as its HTTP layer. Same pg
- * pool, same named prepared statement per answer (raw-sql.ts, sql.ts: PostgreSQL builds the whole
- * body), same rules (common.ts); what differs is Express's router, its request and response
- * objects, `express.json()` on the routes that take a body, and answers written with
- * `res.type('json').send(text)`. Set up as the service's Express app is (src/app.ts): no
- * X-Powered-By, no ETag. service/Express shows what the service adds on top of a plain Express
- * app; Express/raw what Express itself costs.
+ * The Express reference: the raw reference (raw.ts) with Express 5 as its HTTP layer, set up as a
+ * typical Express service is. Same pg pool, same named prepared statement per answer (raw-sql.ts,
+ * sql.ts: PostgreSQL builds the whole body), same rules (common.ts); what differs is the HTTP
+ * layer and what a typical Express service does on every answer:
+ * - Express's router, its request and response objects, `express.json()` on the routes that take
+ *   a body, answers written with `res.type('json').send(text)`;
+ * - Express's default ETag (a weak tag of every body `res.send` writes, and 304 when a request's
+ *   If-None-Match matches it);
+ * - `helmet()` with its defaults (its dozen security headers on every answer; it also removes
+ *   X-Powered-By);
+ * - a request id per request (`crypto.randomUUID()`), sent as `X-Request-Id`;
+ * - an access log line per request with pino at info level when the response finishes (method,
+ *   path, status, duration, request id), the logger's level from LOG_LEVEL (the bench gives it
+ *   the service's: bench/config.ts BENCH_LOG_LEVEL), so both do the same logging work.
+ * The bodies are byte for byte raw.ts's (and the service's: bench/run.ts checks it before any
+ * load). service/Express shows what the service costs next to a typical Express service over the
+ * same SQL; Express/raw what Express and that typical per-answer work cost over bare node:http.
  */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 const secret = jwtSecret();
 const dummyHash = bcrypt.hash('unknown-user', 12);
+/** pino's defaults (JSON lines on stdout), at the level the service is given. */
+const log = pino({ level: process.env.LOG_LEVEL || 'info' });
 
 const one = (statement: Named, values: unknown[]) => oneOf(pool, statement, values);
 const send = (res: Response, status: number, body: string) => void res.status(status).type('json').send(body);
@@ -33,8 +48,17 @@ function claims(req: Request, res: Response): { id: number; tv: number } | null 
 }
 
 const app = express();
-app.disable('x-powered-by');
-app.set('etag', false);
+app.use(helmet());
+// The request id, and the access log line once the answer is written.
+app.use((req, res, next) => {
+  const start = process.hrtime.bigint();
+  const requestId = randomUUID();
+  res.setHeader('X-Request-Id', requestId);
+  res.on('finish', () => {
+    log.info({ requestId, method: req.method, path: req.path, status: res.statusCode, durationMs: Number(process.hrtime.bigint() - start) / 1e6 }, 'request');
+  });
+  next();
+});
 const json = express.json();
 
 app.get('/readyz', (_req, res) => send(res, 200, '{"status":"ready"}'));

@@ -12,7 +12,8 @@ import { LIST_PER_PAGE, POSTS_PER_PAGE, bearerClaims, decodeCursor, jwtSecret, o
  * per connection) that returns the finished response body as text, pagination keys included;
  * Node parses the URL and writes that text. It keeps the rules that cost time (soft-delete and
  * tenant conditions, token checks with the user's token version and role, bcrypt for unknown
- * emails, 404s) so the comparison is about overhead only. express.ts is the same on Express 5.
+ * emails, 404s) so the comparison is about overhead only. express.ts is the same on Express 5,
+ * set up as a typical Express service (default ETag, helmet, a request id, an access log line).
  */
 const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 20 });
 const secret = jwtSecret();
