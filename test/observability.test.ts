@@ -251,6 +251,8 @@ describe('GET /metrics', () => {
     expect(text).toContain('graphql_operation_duration_seconds_count{operation_name="WhoAmI",operation_type="query",outcome="success"} 1');
 
     for (const state of ['active', 'idle', 'idle_in_transaction', 'idle_in_transaction_aborted']) expect(value(`db_pool_connections{state="${state}"}`)).toEqual(expect.any(Number));
+    // Named statements that had to run unnamed (test/named-statements.test.ts makes them happen).
+    for (const reason of ['missing', 'duplicate', 'invalidated']) expect(value(`db_named_statement_fallbacks_total{reason="${reason}"}`)).toBe(0);
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_eventloop_lag_seconds');
   });

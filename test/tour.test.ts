@@ -139,12 +139,12 @@ describe('README.md: the subscription client', () => {
     writeFileSync(file(), snippet.replace('ws://localhost:3000/graphql', `ws://localhost:${server.port()}/graphql`));
   });
 
-  it('on Node 20, refuses a missing post with its error, not as a normal end', async () => {
+  it('refuses a missing post with its error, not as a normal end', async () => {
     const r = await run(process.execPath, [file()], { cwd: copy.dir, env: { ...process.env, POST_ID: '2147483647' }, timeoutMs: 30_000 });
     expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 1, stdout: '', stderr: 'refused: NOT_FOUND Post not found\n' });
   }, 60_000);
 
-  it('on Node 20, prints each new comment of the post, then done when the post is trashed', async () => {
+  it('prints each new comment of the post, then done when the post is trashed', async () => {
     const email = `snippet-${Date.now()}@example.com`;
     const { token } = await request('POST', '/auth/register', { name: 'Snippet', email, password: 'correct horse battery' });
     const post = await request('POST', '/posts', { title: 'Followed', body: 'Comments wanted.' }, token);

@@ -2,16 +2,19 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
+import { useNamedStatements } from './named-statements';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
 
 /**
  * `replicaMaxLagMs`: how far behind a replica may be and still serve reads (REPLICA_MAX_LAG_MS).
  * `replicaStatus`: 'measure' the replicas here (the default), or be 'told' their states (a
- * cluster's worker: src/cluster.ts followReplicas). Close it with closeOrm, which also stops the
- * replicas' probes.
+ * cluster's worker: src/cluster.ts followReplicas). `namedStatements`: the cached statements run
+ * named outside transactions (db/named-statements.ts; on by default). Close it with closeOrm,
+ * which also stops the replicas' probes.
  */
-export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource }): Promise<MikroORM> {
+export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource; namedStatements?: boolean }): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(options));
+  if (options.namedStatements ?? true) useNamedStatements(orm);
   // MikroORM connects on its first statement; connecting here makes a database that is down
   // fail the start, not the first request.
   await orm.connect();

@@ -1,4 +1,7 @@
+import { performance } from 'node:perf_hooks';
 import { DefaultLogger, type LoggerNamespace, type LoggerOptions, type LogContext } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ReadTarget } from './replicas';
 
 /**
  * The ORM's logger (its `loggerFactory`, mikro-orm.config.ts), which also tells its listeners
@@ -38,3 +41,11 @@ export class StatementLog extends DefaultLogger {
     else super.warn(namespace, message, context);
   }
 }
+
+/** Hands a statement to the ORM's logger as MikroORM hands its own (Connection.logQuery): every one, logged or not. */
+export function logStatement(em: EntityManager, statement: { sql: string; params: readonly unknown[] }, text: string, target: ReadTarget, start: number, results: number, level?: 'error'): void {
+  const logger = em.config.getLogger();
+  const query = logger.isEnabled('query-params') ? em.getPlatform().formatQuery(statement.sql, statement.params as unknown[]) : text;
+  logger.logQuery({ query, params: statement.params, took: Math.round(performance.now() - start), results, level, connection: target });
+}
+

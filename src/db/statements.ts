@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery } from 'kysely';
-import { raw, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
+import { raw, type AbstractSqlConnection, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
+import { namesStatements, runNamed, statementName } from './named-statements';
 import { readStale, PRIMARY, type ReadTarget } from './replicas';
+import { logStatement } from './statement-log';
 
 /**
  * The one way the service runs a statement it built itself, and the one cache of compiled
@@ -14,7 +16,8 @@ import { readStale, PRIMARY, type ReadTarget } from './replicas';
  * the values into the text instead, so its statements are never that. Each statement is handed to
  * the ORM's logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement
  * log sees them), and its errors go through the driver's `convertException`, as the ORM's do. A
- * read that may be slightly stale goes to the connection db/replicas.ts picks.
+ * read that may be slightly stale goes to the connection db/replicas.ts picks. A cached statement
+ * (below) runs named outside a transaction (db/named-statements.ts).
  *
  * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
  * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
@@ -33,6 +36,8 @@ export interface Statement {
   params: readonly unknown[];
   /** `sql` with PostgreSQL's numbered placeholders, once computed (a cached statement carries it). */
   text?: string;
+  /** The name it runs under outside a transaction (a cached statement's: db/named-statements.ts). */
+  name?: string;
 }
 
 /**
@@ -86,8 +91,12 @@ function numbered(sql: string, count: number): string {
 export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
   const trx = em.getTransactionContext<CompiledQueryRunner>();
   if (trx) return send<R>(em, trx, PRIMARY, statement);
-  if (options.stale) return readStale(em, (connection, target) => send<R>(em, connection.getClient(), target, statement));
-  return send<R>(em, em.getConnection('write').getClient(), PRIMARY, statement);
+  const run = (connection: AbstractSqlConnection, target: ReadTarget) => {
+    const { name, text } = statement;
+    const plain = () => send<R>(em, connection.getClient(), target, statement);
+    return name && text && namesStatements(em) ? runNamed<R>(em, connection, target, { ...statement, name, text }, plain) : plain();
+  };
+  return options.stale ? readStale(em, run) : run(em.getConnection('write'), PRIMARY);
 }
 
 /** What runs a compiled query: Kysely, or one of its transactions. */
@@ -108,18 +117,12 @@ async function send<R>(em: EntityManager, db: CompiledQueryRunner, target: ReadT
   }
 }
 
-/** Hands a statement to the ORM's logger as MikroORM hands its own (Connection.logQuery): every one, logged or not. */
-function logStatement(em: EntityManager, statement: Statement, text: string, target: ReadTarget, start: number, results: number, level?: 'error'): void {
-  const logger = em.config.getLogger();
-  const query = logger.isEnabled('query-params') ? em.getPlatform().formatQuery(statement.sql, statement.params as unknown[]) : text;
-  logger.logQuery({ query, params: statement.params, took: Math.round(performance.now() - start), results, level, connection: target });
-}
-
 interface Compiled {
   /** With a `?` for each slot. */
   sql: string;
   /** The same with PostgreSQL's `$1, $2, ...`. */
   text: string;
+  name: string;
   /** Each value of the statement: the index of a declared parameter (the request's value goes there) or a value of the shape. */
   slots: readonly (DeclaredSlot | { value: unknown })[];
 }
@@ -178,7 +181,7 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
     if (slot.index >= values.length) throw new Error(`statement ${shape}: no value for parameter ${slot.index}`);
     return values[slot.index];
   });
-  return { sql: entry.sql, text: entry.text, params };
+  return { sql: entry.sql, text: entry.text, name: entry.name, params };
 }
 
 /** A built statement as slots: each `?` a value of the shape or a declared parameter, each marker a declared parameter. */
@@ -195,7 +198,8 @@ function compile(shape: string, built: Statement): Compiled {
     return '?';
   });
   if (next !== built.params.length) throw new Error(`statement ${shape}: ${next} placeholders for ${built.params.length} values`);
-  return { sql, text: numbered(sql, slots.length), slots };
+  const text = numbered(sql, slots.length);
+  return { sql, text, name: statementName(text), slots };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CONNECTION_STATES, connectionsByState } from '../db/activity';
+import { namedStatementsOf } from '../db/named-statements';
 import { readRoutingOf } from '../db/replicas';
 import { AppError } from '../core/errors';
 import { sendError } from './error-handler';
@@ -63,6 +64,14 @@ export function createMetrics(orm: MikroORM): Metrics {
   const wsDelivered = new Counter({ name: 'graphql_subscription_events_delivered_total', help: 'Subscription events sent, one per subscriber, by field', labelNames: ['field'] as const, registers: [registry] });
   const wsLag = new Histogram({ name: 'graphql_subscription_delivery_lag_seconds', help: 'From the event\'s NOTIFY (in the writing transaction) to its send to a subscriber', labelNames: ['field'] as const, buckets: BUCKETS, registers: [registry] });
   const deliveredByField = new Map<string, { count: ReturnType<typeof wsDelivered.labels>; lag: ReturnType<typeof wsLag.labels> }>();
+
+  // Named statements run unnamed after a failure of their name (db/named-statements.ts).
+  const named = namedStatementsOf(orm);
+  if (named) {
+    const fallbacks = new Counter({ name: 'db_named_statement_fallbacks_total', help: 'Named statements run unnamed after their name failed: missing on the connection, duplicate, or a plan a migration invalidated', labelNames: ['reason'] as const, registers: [registry] });
+    for (const reason of ['missing', 'duplicate', 'invalidated'] as const) fallbacks.inc({ reason }, 0);
+    named.onFallback((reason) => fallbacks.inc({ reason }));
+  }
 
   // Statements per pool (primary, replica-N) and the replicas' state (db/replicas.ts).
   const routing = readRoutingOf(orm);

@@ -1,0 +1,109 @@
+import { hash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Pool } from 'pg';
+import type { AbstractSqlConnection, EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { logStatement } from './statement-log';
+import type { ReadTarget } from './replicas';
+
+/**
+ * Named (prepared) statements for the statements the service builds once and runs on every
+ * request (db/statements.ts cachedStatement).
+ *
+ * PostgreSQL parses and plans an unnamed statement on every run: for one post's REST answer
+ * that is about 1.2 ms of the primary's CPU against 0.5 ms to run it (npm run bench,
+ * docs/performance.md). A named statement is parsed once per server connection and, after a
+ * few runs, planned once. So outside a transaction such a statement runs through pg's pool with
+ * a `name` (the extended protocol's Parse once per connection, then Bind and Execute): the pool
+ * is MikroORM's own, handed out by the documented `getNativeClient()`, and pg's pool and client
+ * keep track of which connection has parsed which name. In a transaction it runs unnamed on the
+ * transaction's connection (db/statements.ts).
+ *
+ * What a server connection keeps is named by what it is: `s_` and the first 20 hex digits of the
+ * SHA-256 of the text, so two different statements never share a name (another build's, during a
+ * rolling deploy, included) and one text has one name in every process.
+ *
+ * A named statement that fails because of its name (a statement of that name missing on the
+ * connection or already there, or a plan that a migration invalidated) is logged, counted
+ * (`db_named_statement_fallbacks_total`) and run again unnamed; pg's pool drops the connection it
+ * failed on, and so what that connection had prepared. Never a wrong row: on a connection of its
+ * own, no other client can prepare anything.
+ *
+ * Behind a pooler in transaction mode a statement prepared on one server connection may be run on
+ * another, or meet a statement another client prepared under the same name: named statements are
+ * off there (DATABASE_PREPARED_STATEMENTS, docs/deploy.md).
+ */
+export interface NamedStatements {
+  /** Listens to every fallback (the metric). */
+  onFallback(listener: (reason: FallbackReason) => void): void;
+}
+
+/** Why a named statement ran unnamed: its SQLSTATE's meaning. */
+export type FallbackReason = 'missing' | 'duplicate' | 'invalidated';
+
+const REASONS: Record<string, FallbackReason> = {
+  // invalid_sql_statement_name: "prepared statement ... does not exist"
+  '26000': 'missing',
+  // duplicate_prepared_statement
+  '42P05': 'duplicate',
+  // feature_not_supported: "cached plan must not change result type" (a column's type changed)
+  '0A000': 'invalidated',
+};
+
+class NamedStatementsOf implements NamedStatements {
+  private readonly listeners: ((reason: FallbackReason) => void)[] = [];
+
+  onFallback(listener: (reason: FallbackReason) => void): void {
+    this.listeners.push(listener);
+  }
+
+  fellBack(reason: FallbackReason): void {
+    for (const l of this.listeners) l(reason);
+  }
+}
+
+const byDriver = new WeakMap<object, NamedStatementsOf>();
+const pools = new WeakMap<AbstractSqlConnection, Pool>();
+
+/** Turns named statements on for `orm` (db/orm.ts initOrm, unless DATABASE_PREPARED_STATEMENTS is off). */
+export function useNamedStatements(orm: MikroORM): NamedStatements {
+  const named = new NamedStatementsOf();
+  byDriver.set(orm.em.getDriver(), named);
+  return named;
+}
+
+/** Named statements of `orm`, when on. */
+export const namedStatementsOf = (orm: MikroORM): NamedStatements | undefined => byDriver.get(orm.em.getDriver());
+
+/** Whether statements of `em`'s ORM run named. */
+export const namesStatements = (em: EntityManager): boolean => byDriver.has(em.getDriver());
+
+/** The name of a statement's text. */
+export const statementName = (text: string): string => `s_${hash('sha256', text).slice(0, 20)}`;
+
+/**
+ * The rows of the statement `name` (`text`, `values`) on `connection`'s pool, prepared there if
+ * that connection has not yet; on a failure of the name itself, the rows of `plain()` instead.
+ */
+export async function runNamed<R>(
+  em: EntityManager,
+  connection: AbstractSqlConnection,
+  target: ReadTarget,
+  statement: { name: string; text: string; sql: string; params: readonly unknown[] },
+  plain: () => Promise<R[]>,
+): Promise<R[]> {
+  let pool = pools.get(connection);
+  if (!pool) pools.set(connection, (pool = (await connection.getNativeClient()) as Pool));
+  const start = performance.now();
+  try {
+    const { rows } = await pool.query({ name: statement.name, text: statement.text, values: statement.params as unknown[] });
+    logStatement(em, statement, statement.text, target, start, rows.length);
+    return rows as R[];
+  } catch (err) {
+    logStatement(em, statement, statement.text, target, start, 0, 'error');
+    const reason = REASONS[(err as { code?: string }).code ?? ''];
+    if (!reason) throw em.getDriver().convertException(err as Error);
+    em.config.getLogger().warn('info', `named statement ${statement.name} ${reason} (${(err as Error).message}): run unnamed`);
+    byDriver.get(em.getDriver())?.fellBack(reason);
+    return plain();
+  }
+}

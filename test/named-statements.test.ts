@@ -1,0 +1,103 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { closeOrm, initOrm, migrateDatabase } from '../src/db/orm';
+import { cachedStatement, param, runStatement, statementOf } from '../src/db/statements';
+import { namedStatementsOf, statementName, type FallbackReason } from '../src/db/named-statements';
+import { postJson } from '../src/modules/post/post.rest';
+import { readContextOf } from '../src/core/context';
+import { Post } from '../src/modules/post/post.entity';
+import { createTestDatabase } from './support/harness';
+
+/**
+ * Named statements (src/db/named-statements.ts): a cached statement runs named outside a
+ * transaction, under the hash of its text, on the ORM's own pool; a failure of the name itself
+ * (missing on the connection, a plan a migration invalidated) is answered by the statement run
+ * unnamed, with a warning and a counted fallback, never an error or another row. An ORM of one
+ * connection, so that connection's pg_prepared_statements is what the statements left there.
+ */
+let url: string;
+let orm: MikroORM;
+const warnings: string[] = [];
+const fallbacks: FallbackReason[] = [];
+let postId: number;
+
+beforeAll(async () => {
+  url = await createTestDatabase();
+  await migrateDatabase(url);
+  orm = await initOrm({ clientUrl: url, poolMax: 1, onDriverWarning: (m) => warnings.push(m) });
+  namedStatementsOf(orm)!.onFallback((reason) => fallbacks.push(reason));
+  const em = orm.em.fork();
+  await em.execute(`insert into users (name, email, password, role, created_at, updated_at) values ('N', 'named@example.test', 'x', 'user', now(), now())`);
+  [{ id: postId }] = await em.execute<{ id: number }[]>(
+    `insert into posts (user_id, title, slug, body, published, created_at, updated_at) select id, 'Named', 'named', 'B', false, now(), now() from users returning id`,
+  );
+});
+afterAll(() => closeOrm(orm));
+
+const prepared = async () => (await orm.em.fork().execute<{ name: string; statement: string }[]>('select name, statement from pg_prepared_statements order by prepare_time'));
+
+/** One post's title by id, as a cached statement (its text's type: the column's). */
+const titleById = (id: number) =>
+  cachedStatement(orm.em.fork(), 'named test: title by id', [id], async (em) => statementOf(em.createQueryBuilder(Post, 'p').select(['p.id', 'p.title']).where({ id: param(0) } as never)));
+
+beforeEach(() => {
+  warnings.length = 0;
+  fallbacks.length = 0;
+});
+
+it('a cached statement runs named, under the hash of its text, prepared once on the connection', async () => {
+  const statement = await titleById(postId);
+  expect(statement.name).toBe(statementName(statement.text!));
+  expect(statement.name).toMatch(/^s_[0-9a-f]{20}$/);
+  for (let i = 0; i < 3; i++) expect(await runStatement(orm.em.fork(), await titleById(postId))).toEqual([{ id: postId, title: 'Named' }]);
+  expect((await prepared()).filter((p) => p.name === statement.name)).toEqual([{ name: statement.name, statement: statement.text }]);
+  // The REST answer of one post, as GET /posts/:id reads it, runs named too.
+  const json = await postJson(readContextOf(orm.em.fork()), postId);
+  expect(JSON.parse(json!)).toMatchObject({ id: postId, title: 'Named' });
+  expect((await prepared()).length).toBe(2);
+  expect({ warnings, fallbacks }).toEqual({ warnings: [], fallbacks: [] });
+});
+
+it('in a transaction it runs unnamed, on the transaction\'s connection', async () => {
+  const slugById = (em: EntityManager) =>
+    cachedStatement(em, 'named test: slug by id', [postId], async (em) => statementOf(em.createQueryBuilder(Post, 'p').select(['p.slug']).where({ id: param(0) } as never)));
+  const before = await prepared();
+  await orm.em.fork().transactional(async (tx) => {
+    expect(await runStatement(tx, await slugById(tx))).toEqual([{ slug: 'named' }]);
+  });
+  expect(await prepared()).toEqual(before);
+  // The control: outside the transaction the same statement is prepared.
+  expect(await runStatement(orm.em.fork(), await slugById(orm.em.fork()))).toEqual([{ slug: 'named' }]);
+  expect((await prepared()).length).toBe(before.length + 1);
+});
+
+it('a name the connection lost (DEALLOCATE ALL under it): the same answer, run unnamed, logged and counted; then prepared again', async () => {
+  const statement = await titleById(postId);
+  expect(await runStatement(orm.em.fork(), statement)).toEqual([{ id: postId, title: 'Named' }]);
+  // pg's client still takes it as parsed on this connection: the next run sends only Bind.
+  await orm.em.fork().execute('deallocate all');
+  expect(await runStatement(orm.em.fork(), statement)).toEqual([{ id: postId, title: 'Named' }]);
+  expect(fallbacks).toEqual(['missing']);
+  expect(warnings).toEqual([expect.stringMatching(new RegExp(`^named statement ${statement.name} missing \\(.*does not exist\\): run unnamed$`))]);
+  // The pool dropped that connection: the next run prepares on a new one.
+  expect(await runStatement(orm.em.fork(), statement)).toEqual([{ id: postId, title: 'Named' }]);
+  expect((await prepared()).map((p) => p.name)).toEqual([statement.name]);
+  expect(fallbacks).toEqual(['missing']);
+});
+
+it('a column-type migration under a live instance: the plan it invalidated runs unnamed, with the new type, no error', async () => {
+  const live = await initOrm({ clientUrl: url, poolMax: 1, onDriverWarning: (m) => warnings.push(m) });
+  namedStatementsOf(live)!.onFallback((reason) => fallbacks.push(reason));
+  const read = async () => runStatement(live.em.fork(), await titleById(postId));
+  try {
+    expect(await read()).toEqual([{ id: postId, title: 'Named' }]);
+    await orm.em.fork().execute('alter table posts alter column title type text');
+    expect(await read()).toEqual([{ id: postId, title: 'Named' }]);
+    expect(fallbacks).toEqual(['invalidated']);
+    expect(warnings).toEqual([expect.stringMatching(/ invalidated \(cached plan must not change result type\): run unnamed$/)]);
+    expect(await read()).toEqual([{ id: postId, title: 'Named' }]);
+    expect(fallbacks).toEqual(['invalidated']);
+  } finally {
+    await closeOrm(live);
+    await orm.em.fork().execute('alter table posts alter column title type varchar(255)');
+  }
+});
