@@ -8,6 +8,11 @@ import { StatementLog } from './src/db/statement-log';
 
 export interface OrmOptions {
   clientUrl: string;
+  /**
+   * The server itself when `clientUrl` is a pooler (DATABASE_DIRECT_URL): what needs a session
+   * uses it (LISTEN, migrations; db/orm.ts directUrlOf). Defaults to `clientUrl`.
+   */
+  directUrl?: string;
   /** Read replicas, named replica-1, replica-2, ...: MikroORM's read connection picks one, db/replicas.ts says whether a read takes it. */
   replicaUrls?: string[];
   /** Receives every SQL statement (tests count them per request). */
@@ -37,8 +42,14 @@ export function applicationNameOf(config: { get(key: 'driverOptions'): unknown }
   return (config.get('driverOptions') as { application_name?: string } | undefined)?.application_name;
 }
 
+/** How long a statement may run: a pooled connection's role default (db/orm.ts), a direct one's own setting. */
+export const STATEMENT_TIMEOUT_MS = 30_000;
+
 /** The ORM settings for the service, the tests and the scripts alike. */
-export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false, applicationName = defaultApplicationName() }: OrmOptions): Options {
+export function ormConfig({ clientUrl, directUrl = clientUrl, replicaUrls = [], onQuery, onDriverWarning, poolMax = 10, inlineParams = false, applicationName = defaultApplicationName() }: OrmOptions): Options {
+  // A pooler refuses settings sent when a connection opens (PgBouncer: "unsupported startup
+  // parameter"); behind one, statement_timeout is the role's default in this database instead.
+  const pooled = directUrl !== clientUrl;
   return defineConfig({
     clientUrl,
     replicas: replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, clientUrl: url })),
@@ -60,7 +71,12 @@ export function ormConfig({ clientUrl, replicaUrls = [], onQuery, onDriverWarnin
     // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. pg's pool options: its
     // connectionTimeoutMillis also bounds the wait for a free connection. The replicas'
     // connections get the same options (MikroORM copies driverOptions to each).
-    driverOptions: { connectionTimeoutMillis: 5000, statement_timeout: 30_000, query_timeout: 35_000, application_name: applicationName },
+    driverOptions: {
+      connectionTimeoutMillis: 5000,
+      query_timeout: STATEMENT_TIMEOUT_MS + 5000,
+      application_name: applicationName,
+      ...(pooled ? {} : { statement_timeout: STATEMENT_TIMEOUT_MS }),
+    },
     // The tables' triggers are the migrations' own (deferred constraint triggers, which MikroORM's
     // trigger definitions cannot express): the schema diff leaves them alone.
     schemaGenerator: { ignoreTriggers: true },

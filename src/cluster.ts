@@ -47,14 +47,15 @@ type WorkerMessage = MetricsRequest | { type: typeof REPLICAS_REQUEST } | { type
 export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecret: string): Promise<void> {
   let embedded: EmbeddedPostgres | undefined;
   let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
+  let directUrl = config.databaseDirectUrl;
+  if (!databaseUrl || !directUrl) {
     // Each worker has a pool of 20: leave room for all of them and for scripts beside them.
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.info(msg), maxConnections: Math.max(200, 20 * config.webConcurrency + 40) });
-    databaseUrl = embedded.url;
+    databaseUrl = directUrl = embedded.url;
     if (!embedded.shared) log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
   }
   try {
-    await migrateDatabase(databaseUrl);
+    await migrateDatabase(directUrl, databaseUrl);
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -64,7 +65,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
   const replicaFollowers = new Set<number>();
   const monitor = config.replicaUrls.length
     ? new ReplicaMonitor({
-        primaryUrl: databaseUrl,
+        primaryUrl: directUrl,
         replicas: config.replicaUrls.map((url, i) => ({ name: `replica-${i + 1}`, url })),
         maxLagMs: config.replicaMaxLagMs,
         applicationName: `blog-api:${process.pid}:probes`,
@@ -83,7 +84,7 @@ export async function runPrimary(config: Readonly<Config>, log: Logger, jwtSecre
   }
 
   // What every worker is told beyond the environment it inherits: the database the primary made.
-  const workerEnv = { DATABASE_URL: databaseUrl, JWT_SECRET: jwtSecret };
+  const workerEnv = { DATABASE_URL: databaseUrl, DATABASE_DIRECT_URL: directUrl, JWT_SECRET: jwtSecret };
   const aggregator = new AggregatorRegistry();
   let stopping = false;
   let starting = true;

@@ -61,9 +61,10 @@ async function main(): Promise<void> {
 
   let embedded: EmbeddedPostgres | undefined;
   let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
+  let directUrl = config.databaseDirectUrl;
+  if (!databaseUrl || !directUrl) {
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, log: (msg) => log.info(msg) });
-    databaseUrl = embedded.url;
+    databaseUrl = directUrl = embedded.url;
     if (!embedded.shared) log.info({ cluster: embedded.dataDir }, 'embedded PostgreSQL started');
   }
 
@@ -72,9 +73,10 @@ async function main(): Promise<void> {
   let built: Awaited<ReturnType<typeof createApp>>;
   let server: Server;
   try {
-    if (!cluster.isWorker) await migrateDatabase(databaseUrl); // a cluster's primary ran them before forking
+    if (!cluster.isWorker) await migrateDatabase(directUrl, databaseUrl); // a cluster's primary ran them before forking
     orm = await initOrm({
-      clientUrl: databaseUrl, replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
+      clientUrl: databaseUrl, directUrl, namedStatements: config.preparedStatements,
+      replicaUrls: config.replicaUrls, replicaMaxLagMs: config.replicaMaxLagMs, poolMax: 20,
       onDriverWarning: (message) => log.warn({ source: 'database driver' }, message),
       // A cluster's primary measures the replicas for every worker (src/cluster.ts).
       replicaStatus: cluster.isWorker ? 'told' : 'measure',

@@ -138,7 +138,8 @@ async function main(): Promise<void> {
     m.setBcryptCost(config.bcryptCost);
     embedded = await database;
     const databaseUrl = embedded?.url ?? config.databaseUrl!;
-    orm = await m.initOrm({ clientUrl: databaseUrl, poolMax: 10, onDriverWarning: (message) => log!.warn({ source: 'database driver' }, message) });
+    const directUrl = embedded?.url ?? config.databaseDirectUrl!;
+    orm = await m.initOrm({ clientUrl: databaseUrl, directUrl, namedStatements: config.preparedStatements, poolMax: 10, onDriverWarning: (message) => log!.warn({ source: 'database driver' }, message) });
     if (config.databaseUrl) found = await m.requireEmptyDatabase(orm);
     await m.migrate(orm);
     const mailCapture = new m.CapturedMails();

@@ -24,6 +24,8 @@ const envSchema = z.object({
   PORT: intSetting(3000).pipe(z.number().max(65535, 'must be at most 65535')),
   HOST: z.string().optional().default('0.0.0.0'),
   DATABASE_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_DIRECT_URL: z.string().url('must be a postgres:// URL').optional(),
+  DATABASE_PREPARED_STATEMENTS: z.enum(['auto', 'on', 'off'], { error: 'must be auto, on or off' }).optional().default('auto'),
   DATABASE_REPLICA_URLS: z
     .string()
     .optional()
@@ -77,6 +79,17 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /**
+   * The PostgreSQL server itself, for what needs a session of its own (LISTEN, migrations):
+   * DATABASE_DIRECT_URL, else DATABASE_URL. Differs from it behind a pooler.
+   */
+  databaseDirectUrl: string | undefined;
+  /**
+   * Whether the statements built once run named (db/named-statements.ts): DATABASE_PREPARED_STATEMENTS
+   * `on`/`off`, or `auto`: on unless DATABASE_DIRECT_URL names another server than DATABASE_URL
+   * (a pooler, which may run a named statement on another server connection).
+   */
+  preparedStatements: boolean;
   /** Read replicas (streaming standbys of DATABASE_URL), named replica-1, replica-2, ... in this order. */
   replicaUrls: string[];
   /** A replica further behind than this is skipped until it catches up (db/replicas.ts). */
@@ -167,6 +180,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
   if (e.DATABASE_REPLICA_URLS.length && !e.DATABASE_URL) {
     throw new ConfigError('DATABASE_REPLICA_URLS: needs DATABASE_URL (replicas are standbys of a primary you run, not of the embedded database)');
   }
+  if (e.DATABASE_DIRECT_URL && !e.DATABASE_URL) {
+    throw new ConfigError('DATABASE_DIRECT_URL: needs DATABASE_URL (the direct URL is the server behind the pooler DATABASE_URL names)');
+  }
+  const databaseDirectUrl = e.DATABASE_DIRECT_URL ?? e.DATABASE_URL;
   if (e.GRAPHQL_TRUSTED_DOCUMENTS === 'only' && !e.GRAPHQL_DOCUMENTS) {
     throw new ConfigError('GRAPHQL_TRUSTED_DOCUMENTS=only: needs GRAPHQL_DOCUMENTS (the manifest of the documents that may run)');
   }
@@ -181,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
+    databaseDirectUrl,
+    preparedStatements: e.DATABASE_PREPARED_STATEMENTS === 'auto' ? databaseDirectUrl === e.DATABASE_URL : e.DATABASE_PREPARED_STATEMENTS === 'on',
     replicaUrls: e.DATABASE_REPLICA_URLS,
     replicaMaxLagMs: e.REPLICA_MAX_LAG_MS,
     dataDir: resolve(e.DATA_DIR),

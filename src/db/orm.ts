@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { applicationNameOf, ormConfig, type OrmOptions } from '../../mikro-orm.config';
+import { applicationNameOf, ormConfig, STATEMENT_TIMEOUT_MS, type OrmOptions } from '../../mikro-orm.config';
 import { useNamedStatements } from './named-statements';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
 
@@ -14,13 +14,19 @@ import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from '.
  */
 export async function initOrm(options: OrmOptions & { replicaMaxLagMs?: number; replicaStatus?: ReplicaStatusSource; namedStatements?: boolean }): Promise<MikroORM> {
   const orm = await MikroORM.init(ormConfig(options));
+  directUrls.set(orm, options.directUrl ?? options.clientUrl);
   if (options.namedStatements ?? true) useNamedStatements(orm);
   // MikroORM connects on its first statement; connecting here makes a database that is down
   // fail the start, not the first request.
   await orm.connect();
-  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config), options.replicaStatus);
+  await installReadRouting(orm, options.replicaMaxLagMs ?? 1000, applicationNameOf(orm.config), options.replicaStatus, directUrlOf(orm));
   return orm;
 }
+
+const directUrls = new WeakMap<MikroORM, string>();
+
+/** The server itself, for what needs a session of its own (LISTEN): the ORM's DATABASE_DIRECT_URL. */
+export const directUrlOf = (orm: MikroORM): string => directUrls.get(orm) ?? orm.config.get('clientUrl');
 
 /** Stops what runs beside the ORM (the replicas' probes), then closes it. */
 export async function closeOrm(orm: MikroORM, force = true): Promise<void> {
@@ -35,11 +41,21 @@ function migrationFiles(): string[] {
     .map((f) => f.replace(/\.(ts|js)$/, ''));
 }
 
-/** Migrates the database at `clientUrl` on an ORM of its own, closed before returning. */
-export async function migrateDatabase(clientUrl: string): Promise<void> {
-  const orm = await initOrm({ clientUrl, poolMax: 2 });
+/**
+ * Migrates the database at `directUrl` (the server itself) on an ORM of its own, closed before
+ * returning. When the service reaches it through a pooler (`pooledUrl`), also makes the
+ * statement timeout the default of its role in this database: a pooler passes no setting from
+ * the client's connection to the server's (mikro-orm.config.ts).
+ */
+export async function migrateDatabase(directUrl: string, pooledUrl = directUrl): Promise<void> {
+  const orm = await initOrm({ clientUrl: directUrl, poolMax: 2, namedStatements: false });
   try {
     await migrate(orm);
+    if (pooledUrl !== directUrl) {
+      const em = orm.em.fork();
+      const [{ db }] = await em.execute<{ db: string }[]>('select current_database() as db');
+      await em.execute(`alter role current_user in database ?? set statement_timeout = ?`, [db, `${STATEMENT_TIMEOUT_MS}ms`]);
+    }
   } finally {
     await orm.close(true);
   }

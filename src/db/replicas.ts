@@ -241,6 +241,7 @@ export class ReadRouting {
     readonly maxLagMs: number,
     source: ReplicaStatusSource = 'measure',
     applicationName?: string,
+    primaryUrl: string = orm.config.get('clientUrl'),
   ) {
     this.replicas = replicas.map(({ name, url }) => {
       const u = new URL(url);
@@ -248,7 +249,7 @@ export class ReadRouting {
     });
     if (replicas.length && source === 'measure') {
       // Its own application_name: the probes are not this ORM's pooled connections (db_pool_connections).
-      this.monitor = new ReplicaMonitor({ primaryUrl: orm.config.get('clientUrl'), replicas, maxLagMs, applicationName: applicationName && `${applicationName}:probes` });
+      this.monitor = new ReplicaMonitor({ primaryUrl, replicas, maxLagMs, applicationName: applicationName && `${applicationName}:probes` });
       this.monitor.onChange((states) => this.apply(states));
     }
     const log = orm.config.getLogger();
@@ -366,10 +367,11 @@ export function readRoutingOf(orm: MikroORM): ReadRouting | undefined {
  * (`replicas`: name and clientUrl each): their first states before it returns (so /readyz is
  * right from the first request), then every probe's until stopReadRouting (db/orm.ts closeOrm).
  * `source` 'told': states come through ReadRouting.apply (a cluster's worker: src/cluster.ts).
+ * `primaryUrl`: where the primary's WAL position is asked (the server itself: DATABASE_DIRECT_URL).
  */
-export async function installReadRouting(orm: MikroORM, maxLagMs: number, applicationName?: string, source: ReplicaStatusSource = 'measure'): Promise<ReadRouting> {
+export async function installReadRouting(orm: MikroORM, maxLagMs: number, applicationName?: string, source: ReplicaStatusSource = 'measure', primaryUrl?: string): Promise<ReadRouting> {
   const configured = orm.config.get('replicas') ?? [];
-  const routing = new ReadRouting(orm, configured.map((r, i) => ({ name: r.name ?? `replica-${i + 1}`, url: r.clientUrl! })), maxLagMs, source, applicationName);
+  const routing = new ReadRouting(orm, configured.map((r, i) => ({ name: r.name ?? `replica-${i + 1}`, url: r.clientUrl! })), maxLagMs, source, applicationName, primaryUrl);
   routings.set(orm, routing);
   routingsByDriver.set(orm.em.getDriver(), routing);
   if (source === 'measure') {

@@ -20,6 +20,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { EventListener } from '../core/events';
+import { directUrlOf } from '../db/orm';
 import { tracing } from '../core/tracing';
 import type { TenantResolver } from '../core/tenant';
 import { buildRequestContext } from '../http/request-context';
@@ -80,7 +81,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
   const limitPerIp = deps.config.subscriptionConnectionsPerIp;
   let closing = false;
 
-  const listener = new EventListener(orm.config.get('clientUrl'), (e) => hub.dispatch(e), log);
+  const listener = new EventListener(directUrlOf(orm), (e) => hub.dispatch(e), log);
   const hub: LiveHub = new LiveHub({
     listen: () => listener.start(),
     // Always the primary (no readFrom 'read'): the NOTIFY arrives once the write committed on the

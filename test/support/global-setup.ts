@@ -2,19 +2,33 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded';
+import { poolerMissing, startPgBouncer } from './pgbouncer';
 
 /**
  * One PostgreSQL for the whole run: TEST_DATABASE_URL when given (it needs CREATEDB), else an
  * embedded cluster in a fresh temporary folder. Each test file creates its own database in it.
+ * With TEST_POOLER=pgbouncer (`npm run test:pooler`), Debian's PgBouncer in transaction mode
+ * stands in front of it, and every app the tests start reaches its database through the pooler
+ * (DATABASE_URL) and the server itself (DATABASE_DIRECT_URL): test/support/harness.ts.
  */
 export default async function globalSetup(): Promise<void> {
+  const handle: Record<string, unknown> = {};
+  (globalThis as Record<string, unknown>).__TEST_PG__ = handle;
   if (process.env.TEST_DATABASE_URL) {
     process.env.TEST_PG_URL = process.env.TEST_DATABASE_URL;
-    return;
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'blog-api-test-'));
+    chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the cluster
+    const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: dir });
+    process.env.TEST_PG_URL = pg.url;
+    Object.assign(handle, { pg, dir });
   }
-  const dir = mkdtempSync(join(tmpdir(), 'blog-api-test-'));
-  chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the cluster
-  const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: dir });
-  process.env.TEST_PG_URL = pg.url;
-  (globalThis as Record<string, unknown>).__TEST_PG__ = { pg, dir };
+  if (process.env.TEST_POOLER) {
+    if (process.env.TEST_POOLER !== 'pgbouncer') throw new Error(`TEST_POOLER=${process.env.TEST_POOLER}: only pgbouncer is known`);
+    const missing = poolerMissing();
+    if (missing) throw new Error(`TEST_POOLER=pgbouncer: ${missing}`);
+    const pooler = await startPgBouncer(process.env.TEST_PG_URL);
+    process.env.TEST_PG_POOLED_URL = pooler.pooled(process.env.TEST_PG_URL);
+    handle.pooler = pooler;
+  }
 }

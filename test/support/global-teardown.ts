@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import type { EmbeddedPostgres } from '../../src/db/embedded';
+import type { Pooler } from './pgbouncer';
 
 export default async function globalTeardown(): Promise<void> {
-  const handle = (globalThis as Record<string, unknown>).__TEST_PG__ as { pg: EmbeddedPostgres; dir: string } | undefined;
-  if (!handle) return;
-  await handle.pg.stop();
-  rmSync(handle.dir, { recursive: true, force: true });
+  const handle = (globalThis as Record<string, unknown>).__TEST_PG__ as { pg?: EmbeddedPostgres; dir?: string; pooler?: Pooler } | undefined;
+  await handle?.pooler?.stop();
+  await handle?.pg?.stop();
+  if (handle?.dir) rmSync(handle.dir, { recursive: true, force: true });
 }

@@ -22,6 +22,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** The pooler's URL of the test database at `direct` (TEST_PG_POOLED_URL names the pooler). */
+function pooledUrl(direct: string): string {
+  const url = new URL(process.env.TEST_PG_POOLED_URL!);
+  url.pathname = new URL(direct).pathname;
+  return url.toString();
+}
+
 /** A database of its own for one test file, created in the run's PostgreSQL and migrated. */
 export async function createTestDatabase(): Promise<string> {
   const base = process.env.TEST_PG_URL;
@@ -47,6 +54,8 @@ export async function createTestDatabase(): Promise<string> {
  */
 export async function startTestApp(env: Record<string, string> = {}, opts: { log?: Logger; config?: Partial<Config>; app?: AppOptions } = {}): Promise<TestApp> {
   const databaseUrl = env.DATABASE_URL ?? (await createTestDatabase());
+  // Under `npm run test:pooler`, through PgBouncer (test/support/global-setup.ts).
+  const pooled = !env.DATABASE_URL && process.env.TEST_PG_POOLED_URL ? pooledUrl(databaseUrl) : undefined;
   const config = {
     ...loadConfig({
       NODE_ENV: 'test',
@@ -55,7 +64,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
       AUTH_RATE_LIMIT_PER_MINUTE: '0',
       APP_URL: 'http://app.test',
       ...env,
-      DATABASE_URL: databaseUrl,
+      ...(pooled ? { DATABASE_URL: pooled, DATABASE_DIRECT_URL: databaseUrl } : { DATABASE_URL: databaseUrl }),
     }),
     mailPollMs: 50,
     mailRetryBaseMs: 100,
@@ -67,9 +76,11 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   // request state as a plain value (no async context), so the harness marks each request here.
   const inRequest = new AsyncLocalStorage<true>();
   // As src/main.ts starts the service: migrated first, then the serving ORM.
-  await migrateDatabase(databaseUrl);
+  await migrateDatabase(config.databaseDirectUrl!, config.databaseUrl);
   const orm = await initOrm({
-    clientUrl: databaseUrl,
+    clientUrl: config.databaseUrl!,
+    directUrl: config.databaseDirectUrl,
+    namedStatements: config.preparedStatements,
     replicaUrls: config.replicaUrls,
     replicaMaxLagMs: config.replicaMaxLagMs,
     onQuery: (line) => {

@@ -5,6 +5,7 @@ import type { Transporter } from 'nodemailer';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
 import { EventListener } from '../../core/events';
+import { directUrlOf } from '../../db/orm';
 import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { OutboxMail } from './mail.entity';
@@ -74,7 +75,7 @@ export class MailService {
       (err) => log.warn({ err }, 'mail outbox cleanup failed'),
       { shared: sharedPeriod(orm) },
     );
-    this.listener = new EventListener(orm.config.get('clientUrl'), (e) => e.type === 'mailQueued' && this.kick(), log, { onReconnect: () => this.kick() });
+    this.listener = new EventListener(directUrlOf(orm), (e) => e.type === 'mailQueued' && this.kick(), log, { onReconnect: () => this.kick() });
     this.job = {
       name: 'mail-outbox',
       start: () => {

@@ -1,0 +1,21 @@
+/**
+ * How a test waits: for the thing itself, never for a fixed time. `until` asks `condition` again
+ * (every `everyMs`, 25 by default) until it answers something truthy and returns that answer;
+ * `ms` only bounds a failure, which names what was awaited. A condition that throws is asked
+ * again (the thing it probes may not be up yet) and the last error is reported on the deadline.
+ */
+export async function until<T>(condition: () => T | Promise<T>, label: string, { ms = 20_000, everyMs = 25 } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const answer = await condition();
+      if (answer) return answer;
+      last = undefined;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${label}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
