@@ -178,6 +178,13 @@ describe('public GraphQL reads', () => {
     expect(other.headers.get('etag')).not.toBe(h.etag);
   });
 
+  it('not cached: a query of anything but post lists and details, which the data version does not follow', async () => {
+    for (const query of ['{ me { id } }', '{ __schema { queryType { name } } }', '{ posts { total } me { id } }']) {
+      const res = await gqlGet(app.url, query);
+      expect({ query, status: res.status, cacheControl: res.headers.get('cache-control'), etag: res.headers.get('etag') }).toEqual({ query, status: 200, cacheControl: 'no-store', etag: null });
+    }
+  });
+
   it('not cached: POST, answers with errors, mutations refused by GET, Authorization or X-Tenant-Id', async () => {
     const query = '{ posts { total } }';
     const tag = (await gqlGet(app.url, query)).headers.get('etag')!;
@@ -283,6 +290,24 @@ describe('never a stale page after a write', () => {
     expect((await rest(other.url, 'DELETE', `/admin/users/${writer.user.id}`, { token: admin.token })).status).toBe(200);
     await expectAllChanged(pages);
     expect((await rest(app.url, 'GET', `/posts/${post.id}`)).body.user).toBeNull();
+  });
+});
+
+describe('a change made outside the service', () => {
+  it('a TRUNCATE of comments: the post page revalidates to 200 without them, REST and GraphQL', async () => {
+    const post = await buildPost(app, author.user, { published: true });
+    expect((await rest(app.url, 'POST', `/posts/${post.id}/comments`, { token: author.token, body: { body: 'soon gone' } })).status).toBe(201);
+    const query = 'query($id: Int!) { post(id: $id) { id commentsCount } }';
+    const restTag = (await rest(app.url, 'GET', `/posts/${post.id}`)).headers.get('etag')!;
+    const gqlTag = (await gqlGet(app.url, query, { id: post.id })).headers.get('etag')!;
+    // Remembered: the next revalidations answer 304 from the version alone.
+    expect((await rest(app.url, 'GET', `/posts/${post.id}`, { headers: { 'if-none-match': restTag } })).status).toBe(304);
+    expect((await gqlGet(app.url, query, { id: post.id }, { 'if-none-match': gqlTag })).status).toBe(304);
+    await app.orm.em.fork().execute('truncate comments');
+    const restAfter = await rest(app.url, 'GET', `/posts/${post.id}`, { headers: { 'if-none-match': restTag } });
+    expect({ status: restAfter.status, comments: restAfter.body.comments }).toEqual({ status: 200, comments: [] });
+    const gqlAfter = await gqlGet(app.url, query, { id: post.id }, { 'if-none-match': gqlTag });
+    expect({ status: gqlAfter.status, data: JSON.parse(gqlAfter.text).data }).toEqual({ status: 200, data: { post: { id: post.id, commentsCount: 0 } } });
   });
 });
 

@@ -5,6 +5,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql, untilOneRow } from './support/blog';
 import { asTenant, freshTenant } from './support/tenants';
+import { keyLock } from '../src/modules/idempotency/idempotency.service';
 
 /**
  * Idempotency-Key on the three creates (POST /posts, POST /posts/:id/comments, POST /tenant/posts)
@@ -14,8 +15,6 @@ jest.setTimeout(60_000);
 
 const IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
 const REUSED = 'Idempotency-Key reused for a different request';
-/** The first key of the service's two-key advisory lock on (scope, key) (idempotency.service.ts). */
-const KEY_LOCK_SPACE = 4712;
 
 let app: TestApp;
 let api: ReturnType<typeof clients>;
@@ -44,7 +43,7 @@ async function holdingKey<T>(scope: string, key: string, fn: () => Promise<T>): 
   const c = new Client({ connectionString: app.databaseUrl });
   await c.connect();
   try {
-    await c.query('select pg_advisory_lock($1, hashtext($2))', [KEY_LOCK_SPACE, `${scope}\n${key}`]);
+    await c.query('select pg_advisory_lock($1::bigint)', [keyLock(scope, key)]);
     return await fn();
   } finally {
     await c.end();
@@ -234,37 +233,66 @@ describe('REST: POST /posts/:id/comments and POST /tenant/posts', () => {
     expect(await keyRows(key)).toEqual([]);
   });
 
-  it('tenant posts: scoped to the tenant (and the user when signed in), replayed within it', async () => {
+  it('tenant posts: scoped to the tenant and the signed-in user, replayed within it; without a bearer token a key is refused', async () => {
     const [t1, t2] = [freshTenant(), freshTenant()];
     const key = newKey();
     const body = { title: unique(), body: 'b' };
-    const first = await api.rest('POST', '/tenant/posts', { body, headers: keyed(key, asTenant(t1)) });
-    const again = await api.rest('POST', '/tenant/posts', { body, headers: keyed(key, asTenant(t1)) });
-    const otherTenant = await api.rest('POST', '/tenant/posts', { body, headers: keyed(key, asTenant(t2)) });
-    const signedIn = await api.rest('POST', '/tenant/posts', { body, token: alice.token, headers: keyed(key, asTenant(t1)) });
-    expect([first.status, again.status, otherTenant.status, signedIn.status]).toEqual([201, 201, 201, 201]);
+    const first = await api.rest('POST', '/tenant/posts', { body, token: alice.token, headers: keyed(key, asTenant(t1)) });
+    const again = await api.rest('POST', '/tenant/posts', { body, token: alice.token, headers: keyed(key, asTenant(t1)) });
+    const otherTenant = await api.rest('POST', '/tenant/posts', { body, token: alice.token, headers: keyed(key, asTenant(t2)) });
+    const otherUser = await api.rest('POST', '/tenant/posts', { body, token: bob.token, headers: keyed(key, asTenant(t1)) });
+    expect([first.status, again.status, otherTenant.status, otherUser.status]).toEqual([201, 201, 201, 201]);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(first.text);
     expect(otherTenant.headers.get('idempotent-replayed')).toBeNull();
     expect(otherTenant.body.tenant_id).toBe(t2);
-    expect(signedIn.headers.get('idempotent-replayed')).toBeNull();
-    expect((await keyRows(key)).map((r) => r.scope).sort()).toEqual([`t:${t1}`, `t:${t1}:u:${alice.user.id}`, `t:${t2}`].sort());
+    expect(otherUser.headers.get('idempotent-replayed')).toBeNull();
+    // Anonymous callers of one tenant cannot be told apart: they would replay each other's creates.
+    const anonymous = await api.rest('POST', '/tenant/posts', { body, headers: keyed(key, asTenant(t1)) });
+    expect([anonymous.status, anonymous.body]).toEqual([
+      422,
+      { message: 'Validation failed', errors: [{ field: 'Idempotency-Key', message: 'Idempotency-Key is accepted only from a signed-in caller (a bearer token)' }] },
+    ]);
+    expect((await keyRows(key)).map((r) => r.scope).sort()).toEqual([`t:${t1}:u:${alice.user.id}`, `t:${t1}:u:${bob.user.id}`, `t:${t2}:u:${alice.user.id}`].sort());
     expect(Number((await sql(app, 'select count(*) as n from tenant_posts where title = ?', [body.title]))[0].n)).toBe(3);
+    // Without a key, an anonymous tenant create is as ever.
+    expect((await api.rest('POST', '/tenant/posts', { body, headers: asTenant(t1) })).status).toBe(201);
   });
 
   it('tenant posts: 401 Unknown tenant first, then 422 and 409 as elsewhere', async () => {
-    expect((await api.rest('POST', '/tenant/posts', { body: { title: 't', body: 'b' }, headers: keyed('bad key') })).body).toEqual({ message: 'Unknown tenant' });
+    expect((await api.rest('POST', '/tenant/posts', { body: { title: 't', body: 'b' }, token: alice.token, headers: keyed('bad key') })).body).toEqual({ message: 'Unknown tenant' });
     const t = freshTenant();
-    const bad = await api.rest('POST', '/tenant/posts', { body: { title: 't', body: 'b' }, headers: keyed('bad key', asTenant(t)) });
+    const bad = await api.rest('POST', '/tenant/posts', { body: { title: 't', body: 'b' }, token: alice.token, headers: keyed('bad key', asTenant(t)) });
     expect(bad.status).toBe(422);
     expect(bad.body.errors).toEqual([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters' }]);
     const key = newKey();
-    expect((await api.rest('POST', '/tenant/posts', { body: { title: 'a', body: 'b' }, headers: keyed(key, asTenant(t)) })).status).toBe(201);
-    const reused = await api.rest('POST', '/tenant/posts', { body: { title: 'other', body: 'b' }, headers: keyed(key, asTenant(t)) });
+    expect((await api.rest('POST', '/tenant/posts', { body: { title: 'a', body: 'b' }, token: alice.token, headers: keyed(key, asTenant(t)) })).status).toBe(201);
+    const reused = await api.rest('POST', '/tenant/posts', { body: { title: 'other', body: 'b' }, token: alice.token, headers: keyed(key, asTenant(t)) });
     expect([reused.status, reused.body.message]).toEqual([422, REUSED]);
     const key2 = newKey();
-    const running = await holdingKey(`t:${t}`, key2, () => api.rest('POST', '/tenant/posts', { body: { title: 'a', body: 'b' }, headers: keyed(key2, asTenant(t)) }));
+    const running = await holdingKey(`t:${t}:u:${alice.user.id}`, key2, () => api.rest('POST', '/tenant/posts', { body: { title: 'a', body: 'b' }, token: alice.token, headers: keyed(key2, asTenant(t)) }));
     expect([running.status, running.body]).toEqual([409, { message: IN_PROGRESS }]);
+  });
+
+  it('two keys whose 32-bit hashes collide are two locks: one held, the other runs', async () => {
+    // A pair of alice's keys on which PostgreSQL's hashtext (the old lock's key) agrees.
+    const scope = `u:${alice.user.id}`;
+    const [pair] = await sql<{ a: string; b: string }>(
+      app,
+      `select min(k) as a, max(k) as b from (select 'c' || g as k from generate_series(1, 400000) g) keys
+        group by hashtext(? || k) having count(*) > 1 limit 1`,
+      [`${scope}\n`],
+    );
+    const [{ same }] = await sql<{ same: boolean }>(app, 'select hashtext(?) = hashtext(?) as same', [`${scope}\n${pair.a}`, `${scope}\n${pair.b}`]);
+    expect(same).toBe(true);
+    const [held, other] = await holdingKey(scope, pair.a, () =>
+      Promise.all([
+        api.rest('POST', '/posts', { token: alice.token, body: { title: unique(), body: 'b' }, headers: keyed(pair.a) }),
+        api.rest('POST', '/posts', { token: alice.token, body: { title: unique(), body: 'b' }, headers: keyed(pair.b) }),
+      ]),
+    );
+    expect([held.status, held.body]).toEqual([409, { message: IN_PROGRESS }]);
+    expect(other.status).toBe(201);
   });
 });
 
@@ -329,15 +357,20 @@ describe('GraphQL: idempotencyKey on createPost, addComment, createTenantPost', 
     expect(Number((await sql(app, 'select count(*) as n from comments where post_id = ?', [post.id]))[0].n)).toBe(1);
     const t = freshTenant();
     const title = unique();
-    const p1 = await api.gql(TENANT, { t: title, b: 'b', k: key }, { headers: asTenant(t) });
-    const p2 = await api.gql(TENANT, { t: title, b: 'b', k: key }, { headers: asTenant(t) });
+    const p1 = await api.gql(TENANT, { t: title, b: 'b', k: key }, { token: alice.token, headers: asTenant(t) });
+    const p2 = await api.gql(TENANT, { t: title, b: 'b', k: key }, { token: alice.token, headers: asTenant(t) });
     expect(p1.errors).toBeUndefined();
     expect(p2.data).toEqual(p1.data);
     expect(p1.data.createTenantPost.tenantId).toBe(t);
-    const other = await api.gql(TENANT, { t: title, b: 'b', k: key }, { headers: asTenant(freshTenant()) });
+    const other = await api.gql(TENANT, { t: title, b: 'b', k: key }, { token: alice.token, headers: asTenant(freshTenant()) });
     expect(other.data.createTenantPost.id).not.toBe(p1.data.createTenantPost.id);
-    const running = await holdingKey(`t:${t}`, 'held', () => api.gql(TENANT, { t: title, b: 'b', k: 'held' }, { headers: asTenant(t) }));
+    const running = await holdingKey(`t:${t}:u:${alice.user.id}`, 'held', () => api.gql(TENANT, { t: title, b: 'b', k: 'held' }, { token: alice.token, headers: asTenant(t) }));
     expect(running.errors![0]).toMatchObject({ message: IN_PROGRESS, extensions: { code: 'CONFLICT' } });
+    const anonymous = await api.gql(TENANT, { t: title, b: 'b', k: newKey() }, { headers: asTenant(t) });
+    expect(anonymous.errors![0]).toMatchObject({
+      message: 'Validation failed',
+      extensions: { code: 'BAD_USER_INPUT', errors: [{ field: 'idempotencyKey', message: 'idempotencyKey is accepted only from a signed-in caller (a bearer token)' }] },
+    });
   });
 });
 

@@ -3,6 +3,8 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
+import { postJsonSource } from '../src/modules/post/post.rest';
+import { readContextOf } from '../src/core/context';
 
 /**
  * A page's `total` is counted once per version of the data (db/list-totals.ts): a page read when
@@ -100,6 +102,32 @@ describe('list totals', () => {
     expect(new Set(cases.map(([, n]) => n)).size).toBe(cases.length);
     // Twice over: the second round answers from remembered totals, each its own.
     for (let round = 0; round < 2; round++) for (const [args, n] of cases) expect([args, await gqlTotal(args)]).toEqual([args, n]);
+  });
+
+  it('a TRUNCATE is a change too: the next total counts again', async () => {
+    expect(await restTotal()).toBeGreaterThan(0);
+    const other = new Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('truncate posts cascade');
+      expect([await restTotal(), await gqlTotal()]).toEqual([0, 0]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("a page read inside a transaction that rolls back leaves no total: the next read outside answers the committed rows", async () => {
+    const committed = await restTotal();
+    await app.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`insert into posts (created_at, updated_at, user_id, title, slug, body) values (now(), now(), ?, 'Phantom', ?, 'b')`, [alice.user.id, `phantom-${Date.now()}`]);
+      // The transaction counts its own row, as it should; the version it reads is everyone's.
+      const page = await postJsonSource(readContextOf(tx)).slice({}, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: 10, offset: 0, withTotal: true });
+      expect(page.total).toBe(committed + 1);
+      throw Object.assign(new Error('roll back'), { rollback: true });
+    }).catch((err: { rollback?: boolean }) => {
+      if (!err.rollback) throw err;
+    });
+    expect([await restTotal(), await gqlTotal()]).toEqual([committed, committed]);
   });
 
   it('creates racing page reads: every total is one the list had, and the next read has them all', async () => {

@@ -2,8 +2,9 @@ import type { EntityManager, EventSubscriber, FlushEventArgs } from '@mikro-orm/
 
 /**
  * The version of what public pages show, as a scalar subquery: the sum of `page_versions.v`,
- * which grows by one at the commit of every transaction that changes posts, comments or users,
- * and is visible exactly when that change is (migration PageVersions).
+ * which grows by one with every transaction that changes posts, comments or users (their rows, or
+ * a TRUNCATE of them), and is visible exactly when that change is (migrations PageVersions,
+ * TruncateMovesPageVersions).
  */
 export const PAGE_VERSION_SQL = '(select sum("v")::text from "page_versions")';
 
@@ -28,6 +29,8 @@ export const PAGE_VERSION_SQL = '(select sum("v")::text from "page_versions")';
  * - A flush of this ORM that writes one of those tables forgets every total at once
  *   (ListTotalsFlushes), so the next page counts straight away instead of first finding the
  *   version moved; a change made elsewhere (another instance, plain SQL) is found by the version.
+ * - Not used inside a transaction: its snapshot may hold its own uncommitted changes, which a
+ *   rollback takes back, under the version every other reader sees.
  * - Not used when the read may go to a replica: a standby makes concurrent commits visible in
  *   the order of the WAL, the primary in its own, so one sum could name two different sets of rows.
  */
@@ -64,7 +67,9 @@ export async function pageWithTotal<R extends VersionedRow>(
   stale: boolean,
   read: (count: boolean) => Promise<R[]>,
 ): Promise<{ rows: R[]; total: number | null }> {
-  const totals = stale && em.config.get('replicas')?.length ? undefined : totalsOf(em);
+  // In a transaction a page may count its own uncommitted rows under the version everyone else
+  // reads: it neither takes a remembered total nor leaves one.
+  const totals = (stale && em.config.get('replicas')?.length) || em.isInTransaction() ? undefined : totalsOf(em);
   const known = totals?.get(key);
   if (known) {
     const rows = await read(false);

@@ -184,6 +184,9 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
   return { sql: entry.sql, text: entry.text, name: entry.name, params };
 }
 
+/** The names of every statement built so far (what a connection may be asked to prepare): pooler tests. */
+export const compiledStatementNames = (): string[] => [...new Set([...compiled.values()].map((c) => c.name))];
+
 /** A built statement as slots: each `?` a value of the shape or a declared parameter, each marker a declared parameter. */
 function compile(shape: string, built: Statement): Compiled {
   const slots: Compiled['slots'][number][] = [];

@@ -5,6 +5,7 @@ import type { RequestContext } from '../core/context';
 import { requestContext, jsonBody, type HttpSurfaceDeps } from '../http/request-context';
 import { restError } from '../http/error-handler';
 import { anonymous, GRAPHQL_VARY, sendNotModified, sendPublic } from '../http/caching';
+import { readsOnlyPublicData } from './public-reads';
 import type { TrustedDocuments } from './documents';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -23,7 +24,7 @@ export interface GraphqlHttpDeps extends HttpSurfaceDeps {
 interface HttpState {
   /** The client prefers application/graphql-response+json, so request errors answer 4xx. */
   graphqlResponse: boolean;
-  /** Set by the plugin: a query that answered data and no errors (so a public read when anonymous). */
+  /** Set by the plugin: a query of public data that answered without errors (so a public read when anonymous). */
   cacheable: boolean;
 }
 const httpStates = new WeakMap<HTTPGraphQLRequest, HttpState>();
@@ -50,9 +51,9 @@ function prefersGraphqlResponse(req: Request): boolean {
  * Trusted documents (graphql/documents.ts) are resolved here, before Apollo sees the request: a
  * `documentId` becomes the manifest's query text, and a refusal is answered without running anything.
  *
- * An anonymous query by GET that answers data without errors is a public read (http/caching.ts):
- * strong ETag, public Cache-Control, 304 on a matching If-None-Match. Everything else keeps the
- * chain's `no-store`.
+ * An anonymous query by GET that asks only for post lists and details (graphql/public-reads.ts)
+ * and answers data without errors is a public read (http/caching.ts): strong ETag, public
+ * Cache-Control, 304 on a matching If-None-Match. Everything else keeps the chain's `no-store`.
  *
  * Apollo behaviours adjusted besides:
  * - a POST body of another content type is left undefined, so Apollo answers its 400 JSON error;
@@ -214,7 +215,7 @@ export const graphqlHttpPlugin: ApolloServerPlugin<RequestContext> = {
         } else {
           response.http.status = 200;
         }
-        if (state) state.cacheable = body.kind === 'single' && !errors?.length && operation?.operation === 'query';
+        if (state) state.cacheable = body.kind === 'single' && !errors?.length && readsOnlyPublicData(operation);
       },
     };
   },

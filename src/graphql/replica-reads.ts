@@ -1,9 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { Kind } from 'graphql';
 import type { RequestContext } from '../core/context';
-
-/** Root query fields whose answers may be slightly stale: the post lists and details. */
-const STALE_READS_OK = new Set(['posts', 'postsSimple', 'postsCursor', 'post', '__typename']);
+import { readsOnlyPublicData } from './public-reads';
 
 /**
  * Lets an anonymous query that asks only for post lists and details read from a replica
@@ -16,10 +13,7 @@ export const replicaReadsPlugin: ApolloServerPlugin<RequestContext> = {
     return {
       async didResolveOperation({ operation, contextValue, request }) {
         const anonymous = !request.http?.headers.get('authorization');
-        const staleOk =
-          operation?.operation === 'query' &&
-          operation.selectionSet.selections.every((s) => s.kind === Kind.FIELD && STALE_READS_OK.has(s.name.value));
-        contextValue.readFrom = anonymous && staleOk ? 'read' : 'write';
+        contextValue.readFrom = anonymous && readsOnlyPublicData(operation) ? 'read' : 'write';
       },
     };
   },

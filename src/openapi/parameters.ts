@@ -49,7 +49,7 @@ export const parameters: Record<string, Parameter> = {
     name: 'Idempotency-Key',
     in: 'header',
     description:
-      'Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept.',
+      'Safe retries: 1–255 visible ASCII characters (else 422), scoped to the signed-in caller (the user; for tenant posts the user within the tenant); an anonymous tenant post with a key → 422. The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept.',
     schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$', example: 'c0ffee-2026-11-26-retry-1' },
   },
   VerifyToken: { name: 'token', in: 'path', required: true, description: 'The verification token from the email (never logged).', schema: { type: 'string' } },

@@ -22,7 +22,7 @@ export const tenantPaths: Paths = {
       summary: 'Create a post for the current tenant',
       description: '`tenant_id` comes from the header, never from the body.',
       params: ['TenantId'],
-      // No user is needed; one is read (and checked) only to scope an Idempotency-Key.
+      // No user is needed; one is read (and checked) only to scope an Idempotency-Key, which needs one.
       auth: 'optional',
       body: ref('TenantPostInput'),
       success: { status: 201, description: 'The created tenant post', schema: ref('TenantPost'), example: tenantPostExample },

@@ -5,6 +5,7 @@ import { Migration20261125120000JobRuns } from './Migration20261125120000JobRuns
 import { Migration20261126000000PageVersions } from './Migration20261126000000PageVersions';
 import { Migration20261126120000MailOutboxNotify } from './Migration20261126120000MailOutboxNotify';
 import { Migration20261127000000IdempotencyKeys } from './Migration20261127000000IdempotencyKeys';
+import { Migration20261128000000TruncateMovesPageVersions } from './Migration20261128000000TruncateMovesPageVersions';
 
 /** Every migration, in order. Listed rather than globbed so compiled and test runs see the same set. */
 export const migrationsList = [
@@ -15,4 +16,5 @@ export const migrationsList = [
   { name: 'Migration20261126000000PageVersions', class: Migration20261126000000PageVersions },
   { name: 'Migration20261126120000MailOutboxNotify', class: Migration20261126120000MailOutboxNotify },
   { name: 'Migration20261127000000IdempotencyKeys', class: Migration20261127000000IdempotencyKeys },
+  { name: 'Migration20261128000000TruncateMovesPageVersions', class: Migration20261128000000TruncateMovesPageVersions },
 ];

@@ -13,8 +13,7 @@ export const KEY_REUSED = 'Idempotency-Key reused for a different request';
 const KEY_INVALID = 'must be 1 to 255 visible ASCII characters';
 /** 1–255 visible ASCII characters (0x21–0x7E): no spaces, no control or non-ASCII characters. */
 const VALID_KEY = /^[\x21-\x7e]{1,255}$/;
-/** First key of the two-key advisory locks on Idempotency-Keys, apart from the slugs' space (post.service.ts). */
-const KEY_LOCK_SPACE = 4712;
+const KEY_ANONYMOUS = 'is accepted only from a signed-in caller (a bearer token)';
 const EXPIRY_EVERY_MS = 10 * 60_000;
 
 /** What a create with an Idempotency-Key is known by: whose key, the key, and what was asked. */
@@ -88,6 +87,7 @@ export class IdempotencyService {
     if (call.key === undefined || call.key === null) return undefined;
     const scope = await scopeOf(ctx, call.tenant === true);
     if (typeof call.key !== 'string' || !VALID_KEY.test(call.key)) throw AppError.validation([{ field: call.field, message: `${call.field} ${KEY_INVALID}` }]);
+    if (scope === null) throw AppError.validation([{ field: call.field, message: `${call.field} ${KEY_ANONYMOUS}` }]);
     return { scope, key: call.key, fingerprint: fingerprint(call.method, call.path, call.body), field: call.field };
   }
 
@@ -106,9 +106,9 @@ export class IdempotencyService {
       // before the lock: a repeat whose first request committed in between finds no row, runs, and
       // meets that row where the answer is stored (409, its create undone), so it never writes a second.
       const [found] = await tx.execute<{ locked: boolean; fingerprint: string | null; status: number | null; body: string | null; resource_id: number | null }[]>(
-        `select pg_try_advisory_xact_lock(?, hashtext(?)) as locked, k.fingerprint, k.status, k.body, k.resource_id
+        `select pg_try_advisory_xact_lock(?::bigint) as locked, k.fingerprint, k.status, k.body, k.resource_id
          from (values (1)) one left join idempotency_keys k on k.scope = ? and k.key = ? and k.expires_at > now()`,
-        [KEY_LOCK_SPACE, `${request.scope}\n${request.key}`, request.scope, request.key],
+        [keyLock(request.scope, request.key), request.scope, request.key],
       );
       if (!found.locked) throw AppError.inConflict(KEY_IN_PROGRESS);
       if (found.fingerprint !== null) {
@@ -161,11 +161,27 @@ export function idempotencyExpiryJob(orm: MikroORM, log: Logger): BackgroundJob 
 }
 
 /** `u:<user>` for the blog's creates; `t:<tenant>` (plus `:u:<user>` when signed in) for tenant posts, which need no user. */
-async function scopeOf(ctx: RequestContext, tenant: boolean): Promise<string> {
+/**
+ * Whose keys these are: the signed-in caller's (`u:<id>`), and for tenant posts within the tenant
+ * (`t:<tenant>:u:<id>`). A tenant post may be created without signing in, but not with a key:
+ * anonymous callers of one tenant cannot be told apart, so they would replay each other's creates.
+ * Null for such a caller (the key is refused).
+ */
+async function scopeOf(ctx: RequestContext, tenant: boolean): Promise<string | null> {
   if (!tenant) return `u:${(await requireActor(ctx)).id}`;
   const tenantId = requireTenant(ctx);
   const actor = await ctx.actor();
-  return actor ? `t:${tenantId}:u:${actor.id}` : `t:${tenantId}`;
+  return actor ? `t:${tenantId}:u:${actor.id}` : null;
+}
+
+/**
+ * The advisory lock of a key in its scope: 64 bits of the SHA-256 of both, so two keys share a
+ * lock (one then gets the other's 409) about once in 2^64 pairs. (32-bit `hashtext` made that
+ * one in 2^32: a real service meets such a pair.) The other one-key advisory locks are small
+ * constants and 64-bit hashes of other strings; the slugs' are pairs of 32-bit keys, another space.
+ */
+export function keyLock(scope: string, key: string): string {
+  return BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`idempotency\n${scope}\n${key}`).digest('hex').slice(0, 16)}`)).toString();
 }
 
 /** SHA-256 of the method, the path (without a trailing slash) and the body with its object keys sorted. */
