@@ -5,9 +5,11 @@ import { Kind, type OperationDefinitionNode } from 'graphql';
  * the rows the data version covers (migration PageVersions, db/list-totals.ts). Only a query made
  * of these may be answered as a public read (an ETag a revalidation trusts, http/revalidation.ts)
  * or from a replica (graphql/replica-reads.ts): a field over any other table would be cached
- * without a version that moves when it changes. Fragments at the root are not looked into.
+ * without a version that moves when it changes. `me` is here because only anonymous requests are
+ * public reads, and an anonymous `me` is null without reading any table. Fragments at the root
+ * are not looked into.
  */
-const PUBLIC_READ_FIELDS = new Set(['posts', 'postsSimple', 'postsCursor', 'post', '__typename']);
+const PUBLIC_READ_FIELDS = new Set(['posts', 'postsSimple', 'postsCursor', 'post', 'me', '__typename']);
 
 /** Whether `operation` is a query that asks only for post lists and details. */
 export function readsOnlyPublicData(operation: OperationDefinitionNode | null | undefined): boolean {
