@@ -3,7 +3,7 @@ import { baseProperties } from '../../core/base.entity';
 import { Post } from '../post/post.entity';
 import { User } from '../user/user.entity';
 
-const CommentSchema = defineEntity({
+export const CommentSchema = defineEntity({
   name: 'Comment',
   tableName: 'comments',
   properties: {

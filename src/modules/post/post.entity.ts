@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseProperties } from '../../core/base.entity';
 import { User } from '../user/user.entity';
 
-const PostSchema = defineEntity({
+export const PostSchema = defineEntity({
   name: 'Post',
   tableName: 'posts',
   properties: {

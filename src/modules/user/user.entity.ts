@@ -6,7 +6,7 @@ import { ROLES, type Role } from '../../core/actor';
 
 export { ROLES, type Role };
 
-const UserSchema = defineEntity({
+export const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
