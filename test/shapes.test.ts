@@ -15,6 +15,7 @@ import { commentShape } from '../src/modules/comment/comment.types';
 import { authorShape } from '../src/modules/post/author.types';
 import { postShape } from '../src/modules/post/post.types';
 import { UserSchema } from '../src/modules/user/user.entity';
+import { actorShape, userShape } from '../src/modules/user/user.types';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import type { Schema } from '../src/openapi/types';
 
@@ -29,7 +30,9 @@ interface Resource {
 const RESOURCES: Record<string, Resource> = {
   post: { shape: postShape, graphql: ['Post', ['user', 'comments', 'commentsCount', 'etag']], openapi: ['Post', ['user', 'comments', 'comments_count']] },
   comment: { shape: commentShape, graphql: ['Comment', ['user', 'etag']], openapi: ['Comment', ['user']] },
+  user: { shape: userShape, graphql: ['User', ['etag', 'posts']], openapi: ['User', []] },
   author: { shape: authorShape, graphql: ['Author', []], openapi: ['Author', []] },
+  actor: { shape: actorShape },
 };
 
 /** The JS type MikroORM discovers for a field's values (runtimeType), by the shape's type. */
