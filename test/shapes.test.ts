@@ -14,6 +14,7 @@ import { buildGraphqlSchema } from '../src/graphql/schema';
 import { commentShape } from '../src/modules/comment/comment.types';
 import { authorShape } from '../src/modules/post/author.types';
 import { postShape } from '../src/modules/post/post.types';
+import { tenantPostShape } from '../src/modules/tenant-post/tenant-post.types';
 import { UserSchema } from '../src/modules/user/user.entity';
 import { actorShape, userShape } from '../src/modules/user/user.types';
 import { buildOpenApiDocument } from '../src/openapi/document';
@@ -32,6 +33,7 @@ const RESOURCES: Record<string, Resource> = {
   comment: { shape: commentShape, graphql: ['Comment', ['user', 'etag']], openapi: ['Comment', ['user']] },
   user: { shape: userShape, graphql: ['User', ['etag', 'posts']], openapi: ['User', []] },
   author: { shape: authorShape, graphql: ['Author', []], openapi: ['Author', []] },
+  tenantPost: { shape: tenantPostShape, graphql: ['TenantPost', []], openapi: ['TenantPost', []] },
   actor: { shape: actorShape },
 };
 

@@ -2,7 +2,7 @@ import { defineEntity, p } from '@mikro-orm/core';
 import { baseProperties } from '../../core/base.entity';
 import type { TenantFilterParams } from '../../core/context';
 
-const TenantPostSchema = defineEntity({
+export const TenantPostSchema = defineEntity({
   name: 'TenantPost',
   tableName: 'tenant_posts',
   properties: {
