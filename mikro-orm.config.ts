@@ -61,6 +61,9 @@ export function ormConfig({ clientUrl, directUrl = clientUrl, replicaUrls = [], 
     // The entities' decorators are TypeScript's (experimentalDecorators); their types come from
     // the compiler's design-time metadata.
     metadataProvider: ReflectMetadataProvider,
+    // A new entity's nullable properties start as null, not undefined: their types say `T | null`
+    // (defineEntity's strictNullable), and code such as `deletedAt !== null` relies on it.
+    initNullableProperties: true,
     // Registered here rather than found by MikroORM, which resolves @mikro-orm/migrations at run time.
     extensions: [Migrator],
     // Requests use their own fork; touching the global EntityManager is a bug we want to hear about.

@@ -6,12 +6,16 @@
 export const ROLES = ['user', 'admin', 'moderator'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** What leaves the service about a user (never the password). The entity itself is never serialised. */
+/**
+ * What leaves the service about a user (never the password). The entity itself is never serialised.
+ * Declared here, below the modules, for the request context; it is the user module's userShape's
+ * view (user.types.ts), which the compiler holds to this declaration in both directions.
+ */
 export interface UserView {
   id: number;
   name: string;
   email: string;
-  role: string;
+  role: Role;
   emailVerifiedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -22,6 +26,5 @@ export interface UserView {
  * (auth.tokens.ts): a value, not a managed entity.
  */
 export interface Actor extends UserView {
-  role: Role;
   tokenVersion: number;
 }

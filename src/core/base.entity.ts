@@ -1,13 +1,11 @@
-import { PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
+import { p } from '@mikro-orm/core';
 
-/** id and the two timestamps every table of the spec has. */
-export abstract class BaseEntity {
-  @PrimaryKey({ type: 'integer', autoincrement: true })
-  id!: number;
-
-  @Property({ type: 'datetime', onCreate: () => new Date() })
-  createdAt: Date = new Date();
-
-  @Property({ type: 'datetime', onCreate: () => new Date(), onUpdate: () => new Date() })
-  updatedAt: Date = new Date();
-}
+/**
+ * id and the two timestamps every table of the spec has, spread first into each entity's
+ * properties (defineEntity's composition of base properties), so they are its first columns.
+ */
+export const baseProperties = {
+  id: p.integer().primary().autoincrement(),
+  createdAt: p.datetime().onCreate(() => new Date()),
+  updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+};

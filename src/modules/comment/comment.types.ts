@@ -1,20 +1,21 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import type { Comment } from './comment.entity';
+import { shapeOf, type RowOf, type ViewOf } from '../../core/shape';
+import { CommentSchema, type Comment } from './comment.entity';
 
-/** A comment without its embeds; `user` is added by a field resolver (GraphQL). */
-export interface CommentView {
-  id: number;
-  postId: number;
-  userId: number;
-  body: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/**
+ * A comment as it leaves the service, without its author (a field resolver on GraphQL, a JOIN in
+ * REST's JSON): the batch read's select list, row and view (post.loaders.ts) and the REST JSON's
+ * own keys (post.rest.ts) follow from this list and the entity (core/shape.ts).
+ */
+export const commentShape = shapeOf(CommentSchema, ['id', 'post', 'user', 'body', 'createdAt', 'updatedAt']);
 
-export function presentComment(c: Comment): CommentView {
-  return { id: c.id, postId: c.post.id, userId: c.user.id, body: c.body, createdAt: c.createdAt, updatedAt: c.updatedAt };
-}
+export type CommentView = ViewOf<typeof commentShape>;
+/** A row of commentShape's select list (timestamps as text). */
+export type CommentColumns = RowOf<typeof commentShape>;
 
+export const presentComment = (c: Comment): CommentView => commentShape.present(c);
+
+/** GraphQL's Comment: written in type-graphql's idiom; test/shapes.test.ts holds its fields to commentShape. */
 @ObjectType('Comment', { simpleResolvers: true })
 export class CommentType implements CommentView {
   @Field(() => Int) id!: number;

@@ -3,9 +3,9 @@ import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
 import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
 import { Comment } from '../comment/comment.entity';
-import type { CommentView } from '../comment/comment.types';
+import { commentShape, type CommentColumns, type CommentView } from '../comment/comment.types';
 import { User } from '../user/user.entity';
-import type { AuthorView } from './author.types';
+import { authorShape, type AuthorView } from './author.types';
 import { Post } from './post.entity';
 import { presentPost, type PostView } from './post.types';
 
@@ -57,7 +57,7 @@ export async function preloadComments(ctx: RequestContext, posts: readonly PostV
  * PostgreSQL flattens it into a plain join (the plan of a condition in the ON clause).
  */
 export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User, "vu", never, never, never, "id" | "name">, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
-  const users = em.createQueryBuilder(User, 'vu').select(['vu.id', 'vu.name']);
+  const users = em.createQueryBuilder(User, 'vu').select(authorShape.select('vu'));
   await users.applyFilters();
   qb.leftJoin(users, alias, { [raw(`${alias}.id = ${owner}.user_id`)]: [] });
 }
@@ -65,7 +65,7 @@ export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: Qu
 /** Authors by user id; null for a soft-deleted user (the softDelete filter applies). */
 export function authorLoader(ctx: RequestContext) {
   return loader<number, AuthorView | null>(ctx, 'post.author', async (ids) => {
-    const qb = ctx.em.createQueryBuilder(User, 'u').select(['u.id', 'u.name']).where({ id: { $in: [...ids] } });
+    const qb = ctx.em.createQueryBuilder(User, 'u').select(authorShape.select('u')).where({ id: { $in: [...ids] } });
     await qb.applyFilters();
     const users: AuthorView[] = await qb.execute('all', false);
     const byId = new Map(users.map((u) => [u.id, { id: u.id, name: u.name }]));
@@ -73,17 +73,8 @@ export function authorLoader(ctx: RequestContext) {
   });
 }
 
-/** A comment row with its author's name (null when the author was filtered out). */
-interface CommentRow {
-  id: number;
-  post_id: number;
-  user_id: number;
-  body: string;
-  /** Raw timestamptz text: MikroORM turns off pg's date parsing and converts on hydration. */
-  created_at: string;
-  updated_at: string;
-  author_name: string | null;
-}
+/** A comment row: commentShape's columns and its author's name (null when the author was filtered out). */
+type CommentRow = CommentColumns & { author_name: string | null };
 
 /** The statement of the comments of `postIds` (commentsLoader), built on `em` and not run. */
 function commentsStatement(em: EntityManager, postIds: readonly number[]): Promise<Statement> {
@@ -91,7 +82,7 @@ function commentsStatement(em: EntityManager, postIds: readonly number[]): Promi
   return cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
     const qb = em
       .createQueryBuilder(Comment, 'c')
-      .select(['c.id', 'c.post', 'c.user_id as user_id', 'c.body', 'c.createdAt', 'c.updatedAt'])
+      .select(commentShape.select('c'))
       .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
       .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
     await leftJoinAuthor(em, qb, 'u', 'c');
@@ -115,11 +106,10 @@ export function commentsLoader(ctx: RequestContext) {
     const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
-    const date = (v: string) => platform.parseDate(v);
-    const views = rows.map((r): CommentView => {
+    const views = rows.map((r) => {
       const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
       authors.prime(r.user_id, author);
-      return withAuthor({ id: r.id, postId: r.post_id, userId: r.user_id, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }, author);
+      return withAuthor(commentShape.view(r, platform), author);
     });
     return groupBy(postIds, views, (c) => c.postId);
   });

@@ -5,26 +5,18 @@ import { PAGE_VERSION_SQL, pageWithTotal } from '../../db/list-totals';
 import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementKey, statementOf, type Statement } from '../../db/statements';
 import { authorLoader, leftJoinAuthor, withAuthor } from './post.loaders';
 import { Post } from './post.entity';
-import type { PostView } from './post.types';
+import { postShape, type PostColumns, type PostView } from './post.types';
 
-/** A post row with its author's name (null when the users' filter hid the author) and, when asked, the list total. */
-interface PostRow {
-  id: number;
-  user_id: number;
-  title: string;
-  slug: string;
-  body: string;
-  published: boolean;
-  /** Raw timestamptz text: MikroORM turns off pg's date parsing and converts on hydration. */
-  published_at: string | null;
-  created_at: string;
-  updated_at: string;
-  deleted_at: string | null;
+/**
+ * A row of the post statement: postShape's columns (post.types.ts), its author's name (null when
+ * the users' filter hid the author) and, when asked, the list total.
+ */
+type PostRow = PostColumns & {
   author_name: string | null;
   total?: string | number;
   /** The version of the public data the row was read at (db/list-totals.ts); only on a page's rows. */
   version?: string | null;
-}
+};
 
 /**
  * What a page statement selects besides its rows (db/list-totals.ts): `count`, the list's total
@@ -75,14 +67,10 @@ const postViews: PostProjection<PostView, RequestContext> = {
   map(ctx, rows) {
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
-    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v)));
-    return rows.map((r): PostView => {
+    return rows.map((r) => {
       const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
       authors.prime(r.user_id, author);
-      return withAuthor({
-        id: r.id, userId: r.user_id, title: r.title, slug: r.slug, body: r.body, published: r.published,
-        publishedAt: date(r.published_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!, deletedAt: date(r.deleted_at),
-      }, author);
+      return withAuthor(postShape.view(r, platform), author);
     });
   },
 };
@@ -165,7 +153,7 @@ async function postStatement<T, C extends PostReadContext>(
     const w = numbersAsParams(where) as QBFilterQuery<Post>;
     const qb = em
       .createQueryBuilder(Post, 'p')
-      .select(['p.id', 'p.user_id as user_id', 'p.title', 'p.slug', 'p.body', 'p.published', 'p.publishedAt', 'p.createdAt', 'p.updatedAt', 'p.deletedAt'])
+      .select(postShape.select('p'))
       .orderBy(orderBy);
     if (offset === undefined) {
       // Nothing skipped (a detail, a cursor slice): the rows themselves, no deferred join.

@@ -6,8 +6,10 @@ import { readContextOf } from '../../core/context';
 import { entityTag } from '../../core/etag';
 import type { Post } from './post.entity';
 import { Comment } from '../comment/comment.entity';
+import { commentShape } from '../comment/comment.types';
 import { runStatement, statementOf, type Statement } from '../../db/statements';
 import { leftJoinAuthor } from './post.loaders';
+import { postShape } from './post.types';
 import { orderSql, postById, postByIdStatement, postSource, type PostProjection, type PostReadContext } from './post.queries';
 
 /**
@@ -22,23 +24,19 @@ import { orderSql, postById, postByIdStatement, postSource, type PostProjection,
 const authorJson = (id: string, name: string) => `case when ${name} is null then null else ${jsonObjectSql('', [['id', 'int', id], ['name', 'string', name]])} end`;
 
 /**
- * The REST post over a row of the post statement (alias `x`): its columns, the author's name
- * (null when the users' filter hid the author) and its comments' JSON texts (`comments_json`,
- * a text[] in order).
+ * The REST post over a row of the post statement (alias `x`): its columns (postShape's keys), the
+ * author's name (null when the users' filter hid the author) and its comments' JSON texts
+ * (`comments_json`, a text[] in order).
  */
 const restPostJson = (x: string) => jsonObjectSql(x, [
-  ['id', 'int'], ['user_id', 'int'], ['title', 'string'], ['slug', 'string'], ['body', 'string'], ['published', 'bool'],
-  ['published_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'], ['deleted_at', 'timestamp?'],
+  ...postShape.jsonKeys,
   ['user', 'json?', authorJson(`${x}.user_id`, `${x}.author_name`)],
   ['comments', 'json', jsonArraySql(`${x}.comments_json`)],
   ['comments_count', 'int', `cardinality(${x}.comments_json)`],
 ]);
 
-/** A REST comment over comment `c` and its author `cu`. */
-const restCommentJson = jsonObjectSql('c', [
-  ['id', 'int'], ['post_id', 'int'], ['user_id', 'int'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
-  ['user', 'json?', authorJson('cu.id', 'cu.name')],
-]);
+/** A REST comment over comment `c` (commentShape's keys) and its author `cu`. */
+const restCommentJson = jsonObjectSql('c', [...commentShape.jsonKeys, ['user', 'json?', authorJson('cu.id', 'cu.name')]]);
 
 /**
  * The comments of the post row `p`, oldest first, as a text[] of their REST answers, their authors joined from the users the ORM's filters show

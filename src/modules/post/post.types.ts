@@ -1,36 +1,22 @@
 import { Field, Int, ObjectType } from 'type-graphql';
+import { shapeOf, type RowOf, type ViewOf } from '../../core/shape';
 import { CursorPageOf, PageOf, SimplePageOf } from '../../graphql/pagination.types';
-import type { Post } from './post.entity';
+import { PostSchema, type Post } from './post.entity';
 
-/** A post without its embeds (author, comments, count); embeds come from the loaders in post.loaders.ts. */
-export interface PostView {
-  id: number;
-  userId: number;
-  title: string;
-  slug: string;
-  body: string;
-  published: boolean;
-  publishedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  deletedAt: Date | null;
-}
+/**
+ * A post as it leaves the service, without its embeds (author, comments, count; post.loaders.ts):
+ * the read model's select list, row and view (post.queries.ts) and the REST JSON's own keys
+ * (post.rest.ts) all follow from this list and the entity (core/shape.ts).
+ */
+export const postShape = shapeOf(PostSchema, ['id', 'user', 'title', 'slug', 'body', 'published', 'publishedAt', 'createdAt', 'updatedAt', 'deletedAt']);
 
-export function presentPost(p: Post): PostView {
-  return {
-    id: p.id,
-    userId: p.user.id,
-    title: p.title,
-    slug: p.slug,
-    body: p.body,
-    published: p.published,
-    publishedAt: p.publishedAt,
-    createdAt: p.createdAt,
-    updatedAt: p.updatedAt,
-    deletedAt: p.deletedAt,
-  };
-}
+export type PostView = ViewOf<typeof postShape>;
+/** A row of postShape's select list (timestamps as text). */
+export type PostColumns = RowOf<typeof postShape>;
 
+export const presentPost = (p: Post): PostView => postShape.present(p);
+
+/** GraphQL's Post: written in type-graphql's idiom; test/shapes.test.ts holds its fields to postShape. */
 @ObjectType('Post', { simpleResolvers: true })
 export class PostType implements PostView {
   @Field(() => Int) id!: number;

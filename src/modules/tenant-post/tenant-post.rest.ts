@@ -3,16 +3,15 @@ import { jsonObjectSql } from '../../core/json-sql';
 import type { JsonText } from '../../http/present';
 import { written } from '../post/post.rest';
 import type { TenantPost } from './tenant-post.entity';
+import { tenantPostShape } from './tenant-post.types';
 import { readTenantPosts, type TenantPostProjection, type TenantPostReader } from './tenant-post.service';
 
 /**
- * A tenant post's REST answer (snake_case keys, ISO-8601 UTC timestamps), one definition built
+ * A tenant post's REST answer (tenantPostShape's snake_case keys, ISO-8601 UTC timestamps), one definition built
  * by PostgreSQL as JSON text (core/json-sql.ts), read by every route that returns tenant posts:
  * the tenant's list, the admin's list of all, and the create, which reads the row back.
  */
-const TENANT_POST_JSON = jsonObjectSql('x', [
-  ['id', 'int'], ['tenant_id', 'int'], ['title', 'string'], ['body', 'string'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
-]);
+const TENANT_POST_JSON = jsonObjectSql('x', tenantPostShape.jsonKeys);
 
 /** Each row's answer, with its tenant for the service's ownership check. */
 type TenantPostJson = JsonText & { tenantId: number };

@@ -6,7 +6,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseInput } from '../../core/validation';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
-import { presentTenantPost, type TenantPostView } from './tenant-post.types';
+import { presentTenantPost, tenantPostShape, type TenantPostView } from './tenant-post.types';
+import type { RowOf } from '../../core/shape';
 
 /**
  * Tenant-scoped posts. Reads are limited by the entity's `tenant`
@@ -60,15 +61,8 @@ function tenantScope(ctx: RequestContext): number {
   return tenantId;
 }
 
-/** A tenant post row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-interface TenantPostRow {
-  id: number;
-  tenant_id: number;
-  title: string;
-  body: string;
-  created_at: string;
-  updated_at: string;
-}
+/** A row of the tenant posts statement: tenantPostShape's columns (tenant-post.types.ts). */
+type TenantPostRow = RowOf<typeof tenantPostShape>;
 
 /** What a read of tenant posts is read as: the same rows under the same filters, another select. */
 export interface TenantPostProjection<T> {
@@ -87,8 +81,7 @@ const viewProjection: TenantPostProjection<TenantPostView> = {
   statement: (inner) => inner,
   map(em, rows) {
     const platform = em.getPlatform();
-    const date = (v: string) => platform.parseDate(v);
-    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, title: r.title, body: r.body, createdAt: date(r.created_at), updatedAt: date(r.updated_at) }));
+    return rows.map((r) => tenantPostShape.view(r, platform));
   },
 };
 
@@ -108,7 +101,7 @@ export async function readTenantPosts<T>(em: EntityManager, projection: TenantPo
   const statement = await cachedStatement(em, shape, id === undefined ? [] : [id], async (em) => {
     const qb = em
       .createQueryBuilder(TenantPost, 't')
-      .select(['t.id', 't.tenantId', 't.title', 't.body', 't.createdAt', 't.updatedAt'])
+      .select(tenantPostShape.select('t'))
       .orderBy({ id: 'asc' });
     if (id !== undefined) qb.where({ id: param(0) } as never);
     await qb.applyFilters(lift);

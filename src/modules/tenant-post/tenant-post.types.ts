@@ -1,20 +1,19 @@
 import { Field, Int, ObjectType } from 'type-graphql';
-import type { TenantPost } from './tenant-post.entity';
+import { shapeOf, type ViewOf } from '../../core/shape';
+import { TenantPostSchema, type TenantPost } from './tenant-post.entity';
 
-/** What leaves the service about a tenant post; REST sends it snake_cased. */
-export interface TenantPostView {
-  id: number;
-  tenantId: number;
-  title: string;
-  body: string;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/**
+ * A tenant post as it leaves the service: the reads' select list, row and view
+ * (tenant-post.service.ts) and the REST JSON's keys (tenant-post.rest.ts) follow from this list
+ * and the entity (core/shape.ts).
+ */
+export const tenantPostShape = shapeOf(TenantPostSchema, ['id', 'tenantId', 'title', 'body', 'createdAt', 'updatedAt']);
 
-export function presentTenantPost(p: TenantPost): TenantPostView {
-  return { id: p.id, tenantId: p.tenantId, title: p.title, body: p.body, createdAt: p.createdAt, updatedAt: p.updatedAt };
-}
+export type TenantPostView = ViewOf<typeof tenantPostShape>;
 
+export const presentTenantPost = (p: TenantPost): TenantPostView => tenantPostShape.present(p);
+
+/** GraphQL's TenantPost: written in type-graphql's idiom; test/shapes.test.ts holds its fields to tenantPostShape. */
 @ObjectType('TenantPost', { simpleResolvers: true })
 export class TenantPostType implements TenantPostView {
   @Field(() => Int) id!: number;

@@ -1,45 +1,35 @@
-import type { EventArgs } from '@mikro-orm/core';
-import { BeforeCreate, BeforeUpdate, Entity, Enum, Filter, Index, Property, Unique } from '@mikro-orm/decorators/legacy';
-import { BaseEntity } from '../../core/base.entity';
+import { defineEntity, p, type EventArgs } from '@mikro-orm/core';
+import { baseProperties } from '../../core/base.entity';
 import { hashPassword, isPasswordHash, verifyPassword } from './password';
 
 import { ROLES, type Role } from '../../core/actor';
 
 export { ROLES, type Role };
 
-@Entity({ tableName: 'users' })
-@Filter({ name: 'softDelete', cond: { deletedAt: null }, default: true })
-export class User extends BaseEntity {
-  @Property({ type: 'string', length: 255 })
-  name!: string;
+export const UserSchema = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    ...baseProperties,
+    name: p.string().length(255),
+    /** Stored trimmed and lower-cased, so the plain unique index is case-insensitive. */
+    email: p.string().length(255).unique('users_email_unique'),
+    /**
+     * bcrypt hash. Whatever is assigned (em.create, plain assignment, setPassword) is hashed before
+     * it is written (hooks below), so no path can store a plain password. `hidden` keeps it out of
+     * any serialisation, and out of every shape (core/shape.ts refuses it).
+     */
+    password: p.string().length(255).hidden(),
+    role: p.enum(ROLES).default('user'),
+    emailVerifiedAt: p.datetime().strictNullable(),
+    /** Bumped by every password change; access tokens carry it, so older tokens stop working. */
+    tokenVersion: p.integer().default(0),
+    deletedAt: p.datetime().strictNullable().index('users_deleted_at_index'),
+  },
+  filters: { softDelete: { name: 'softDelete', cond: { deletedAt: null }, default: true } },
+});
 
-  /** Stored trimmed and lower-cased, so the plain unique index is case-insensitive. */
-  @Property({ type: 'string', length: 255 })
-  @Unique({ name: 'users_email_unique' })
-  email!: string;
-
-  /**
-   * bcrypt hash. Whatever is assigned (em.create, plain assignment, setPassword) is hashed before
-   * it is written (hooks below), so no path can store a plain password. `hidden` keeps it out of
-   * any serialisation.
-   */
-  @Property({ type: 'string', length: 255, hidden: true, lazy: false })
-  password!: string;
-
-  @Enum({ items: () => [...ROLES], type: 'string', default: 'user' })
-  role: Role = 'user';
-
-  @Property({ type: 'datetime', nullable: true })
-  emailVerifiedAt: Date | null = null;
-
-  /** Bumped by every password change; access tokens carry it, so older tokens stop working. */
-  @Property({ type: 'integer', default: 0 })
-  tokenVersion: number = 0;
-
-  @Property({ type: 'datetime', nullable: true })
-  @Index({ name: 'users_deleted_at_index' })
-  deletedAt: Date | null = null;
-
+export class User extends UserSchema.class {
   /**
    * Hashes now (off the event loop), so the flush, often inside a transaction, has nothing slow
    * left to do. Older tokens are revoked when the change is written (onPasswordChange).
@@ -48,13 +38,12 @@ export class User extends BaseEntity {
     this.password = await hashPassword(plain);
   }
 
-  @BeforeCreate()
+  /** beforeCreate: a password not hashed yet is hashed. */
   async hashNewPassword(): Promise<void> {
     if (!isPasswordHash(this.password)) this.password = await hashPassword(this.password ?? '');
   }
 
-  /** A changed password is hashed if it is not yet, and bumps the token version: older tokens die. */
-  @BeforeUpdate()
+  /** beforeUpdate: a changed password is hashed if it is not yet, and bumps the token version: older tokens die. */
   async onPasswordChange(args: EventArgs<User>): Promise<void> {
     if (args.changeSet?.payload.password === undefined) return;
     if (!isPasswordHash(this.password)) this.password = await hashPassword(this.password ?? '');
@@ -78,3 +67,6 @@ export class User extends BaseEntity {
     return this.deletedAt !== null;
   }
 }
+UserSchema.setClass(User);
+UserSchema.addHook('beforeCreate', (args: EventArgs<User>) => args.entity.hashNewPassword());
+UserSchema.addHook('beforeUpdate', (args: EventArgs<User>) => args.entity.onPasswordChange(args));

@@ -2,20 +2,12 @@ import type { EntityManager, FilterQuery, QBFilterQuery, QueryOrderMap } from '@
 import type { ReadContext } from '../../core/context';
 import type { ListSource } from '../../core/pagination';
 import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statementOf, type Statement } from '../../db/statements';
-import { User, type Role } from './user.entity';
-import type { Actor, UserView } from './user.types';
+import type { RowOf } from '../../core/shape';
+import { User } from './user.entity';
+import { actorShape, userShape, type Actor, type UserView } from './user.types';
 
-/** A user row; timestamps as raw timestamptz text (MikroORM turns off pg's date parsing). */
-interface UserRow {
-  id: number;
-  name: string;
-  email: string;
-  role: string;
-  email_verified_at: string | null;
-  created_at: string;
-  updated_at: string;
-  total?: string | number;
-}
+/** A row of the users statement: userShape's columns (user.types.ts) and, for a page, the total. */
+type UserRow = RowOf<typeof userShape> & { total?: string | number };
 
 /** What a read of users is read as: the same rows under the same filters, another select. */
 export interface UserProjection<T> {
@@ -32,11 +24,7 @@ const userViews: UserProjection<UserView> = {
   statement: (inner) => inner,
   map(ctx, rows) {
     const platform = ctx.reader().getPlatform();
-    const date = (v: string | null) => (v === null ? null : (platform.parseDate(v)));
-    return rows.map((r): UserView => ({
-      id: r.id, name: r.name, email: r.email, role: r.role,
-      emailVerifiedAt: date(r.email_verified_at), createdAt: date(r.created_at)!, updatedAt: date(r.updated_at)!,
-    }));
+    return rows.map((r) => userShape.view(r, platform));
   },
 };
 
@@ -67,7 +55,7 @@ export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): 
         const w = numbersAsParams(where) as QBFilterQuery<User>;
         const qb = em
           .createQueryBuilder(User, 'u')
-          .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt'])
+          .select(userShape.select('u'))
           .where(w)
           .orderBy(orderBy)
           .limit(limit);
@@ -99,7 +87,7 @@ function actorStatement(em: EntityManager, id: number): Promise<Statement> {
   return cachedStatement(em, 'actor by id', [id], async (em) => {
     const qb = em
       .createQueryBuilder(User, 'u')
-      .select(['u.id', 'u.name', 'u.email', 'u.role', 'u.emailVerifiedAt', 'u.createdAt', 'u.updatedAt', 'u.tokenVersion'])
+      .select(actorShape.select('u'))
       .where({ id: param(0) } as never);
     await qb.applyFilters();
     return statementOf(qb);
@@ -117,12 +105,6 @@ function actorStatement(em: EntityManager, id: number): Promise<Statement> {
 export async function actorById(ctx: ReadContext, id: number): Promise<Actor | null> {
   const em = ctx.reader();
   const statement = await actorStatement(em, id);
-  const [row] = await runStatement<UserRow & { token_version: number }>(em, statement);
-  if (!row) return null;
-  const platform = ctx.reader().getPlatform();
-  const date = (v: string) => platform.parseDate(v);
-  return {
-    id: row.id, name: row.name, email: row.email, role: row.role as Role, tokenVersion: row.token_version,
-    emailVerifiedAt: row.email_verified_at === null ? null : date(row.email_verified_at), createdAt: date(row.created_at), updatedAt: date(row.updated_at),
-  };
+  const [row] = await runStatement<RowOf<typeof actorShape>>(em, statement);
+  return row ? actorShape.view(row, em.getPlatform()) : null;
 }

@@ -7,15 +7,14 @@ import type { JsonText } from '../../http/present';
 import { written } from '../post/post.rest';
 import type { User } from './user.entity';
 import { userById, userSource, type UserProjection } from './user.queries';
+import { userShape } from './user.types';
 
 /**
- * A user's REST answer (snake_case keys, ISO-8601 UTC timestamps, never the password), one
+ * A user's REST answer (userShape's snake_case keys, ISO-8601 UTC timestamps, never the password), one
  * definition built by PostgreSQL as JSON text (core/json-sql.ts), read by every route that
  * returns a user as such: the admin list and the restore, which reads the row back.
  */
-const USER_JSON = jsonObjectSql('x', [
-  ['id', 'int'], ['name', 'string'], ['email', 'string'], ['role', 'string'], ['email_verified_at', 'timestamp?'], ['created_at', 'timestamp'], ['updated_at', 'timestamp'],
-]);
+const USER_JSON = jsonObjectSql('x', userShape.jsonKeys);
 
 /** The users' lists are ordered by id alone (user.service.ts); the JSON rows keep that order. */
 function orderDirection(orderBy: unknown): string {
