@@ -103,7 +103,7 @@ export interface BenchResults {
     /** When the run ended (ISO 8601). */
     date: string;
     totalSeconds: number;
-    /** The commit of the tree the bench was built from (HEAD), and whether it had uncommitted changes outside bench/results; null outside a git checkout. */
+    /** The commit of the tree the bench was built from (HEAD), and whether it had uncommitted changes outside bench/results, README.md and docs/; null outside a git checkout. */
     commit: string | null;
     dirty: boolean | null;
     node: string;
@@ -243,4 +243,42 @@ export function renderResults(r: BenchResults): string {
     `Total run: ${m.totalSeconds.toFixed(0)} s.`,
   ];
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The block README.md and docs/performance.md show between `<!-- bench:start -->` and
+ * `<!-- bench:end -->` (scripts/doc-blocks.ts): the run, the service's row of each scenario with
+ * its paired ratios against every anchor that ran it, and the targets that were judged. A pure
+ * function of latest.json's object, as renderResults is; no trailing newline.
+ */
+export function renderBenchSummary(r: BenchResults): string {
+  const m = r.run;
+  const shown = (n: string) => r.names[n] ?? n;
+  const rows = r.scenarios.flatMap((s) => {
+    const service = s.targets.find((t) => t.name === 'service');
+    return service ? [{ s, service }] : [];
+  });
+  const anchors = r.anchors.filter((a) => rows.some(({ service }) => a in service.ratios));
+  const options = [
+    m.only ? `\`--only ${m.only.join(',')}\`` : 'every scenario',
+    `${m.rounds} rotated round(s) of ${m.seconds} s after ${m.warmup} s warm-up`,
+    `${m.connections} connections`,
+    ...(m.baseline ? [`baseline \`${m.baseline.ref}\` (${m.baseline.commit.slice(0, 10)})`] : []),
+  ];
+  const judged = r.goals.filter((g) => g.status === 'PASS' || g.status === 'FAIL');
+  const unjudged = r.goals.length - judged.length;
+  return [
+    `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}, ` +
+      `Node ${m.node}, ${m.cores} cores; ${options.join(', ')}; ratios are paired medians over the rounds.`,
+    '',
+    `| scenario | service req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | Node / PostgreSQL CPU ms per request | p50 / p99 ms |`,
+    `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
+    ...rows.map(({ s, service: t }) =>
+      `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+    '',
+    `Targets judged in that run (${judged.filter((g) => g.status === 'PASS').length} PASS, ${judged.filter((g) => g.status === 'FAIL').length} FAIL` +
+      `${unjudged ? `; ${unjudged} not judged: scenario not run or no baseline` : ''}):`,
+    '',
+    ...judged.map(goalLine),
+  ].join('\n');
 }

@@ -11,6 +11,7 @@ import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, last
 import { runRealtime, type RealtimeFigures } from './realtime';
 import { runWriteKeys, writeKeysResult, type WriteKeyFigures } from './idempotency';
 import { renderResults, type BenchResults, type Goal, type Num, type ScenarioResult } from './results-render';
+import { renderDocs } from '../scripts/doc-blocks';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
@@ -25,7 +26,8 @@ import { SqlStats } from './sql-stats';
  * scenario against them with autocannon from this process in rotated rounds, gathers every figure
  * (the table, the paired ratios, the comparison with the baseline, peak RSS, the targets) into one
  * object written as bench/results/latest.json, and prints latest.md, rendered from that object
- * alone (bench/results-render.ts), and writes it beside it.
+ * alone (bench/results-render.ts), and writes it beside it; then rewrites the bench blocks of
+ * README.md and docs/performance.md from the same object (scripts/doc-blocks.ts).
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
@@ -240,12 +242,16 @@ function pairedRatio(row: Row, a: string, b: string): number {
   return median(x.slice(0, y.length).map((m, i) => m.rps / y[i].rps));
 }
 
-/** The commit of the tree this bench was built from, and whether it has changes besides bench/results (null outside a git checkout). */
+/**
+ * The commit of the tree this bench was built from, and whether it has changes besides
+ * bench/results and the docs (which a run rewrites and nothing measured reads); null outside a
+ * git checkout.
+ */
 function treeState(): { commit: string | null; dirty: boolean | null } {
   const git = (args: string[]) => spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' });
   const head = git(['rev-parse', 'HEAD']);
   if (head.status !== 0) return { commit: null, dirty: null };
-  const status = git(['status', '--porcelain', '--', '.', ':(exclude)bench/results']);
+  const status = git(['status', '--porcelain', '--', '.', ':(exclude)bench/results', ':(exclude)README.md', ':(exclude)docs']);
   return { commit: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : null };
 }
 
@@ -507,7 +513,10 @@ async function main(): Promise<void> {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
   writeFileSync(join(resultsDir, 'latest.md'), md);
+  // The figures README.md and docs/performance.md show, rendered from latest.json (scripts/doc-blocks.ts).
+  const pages = renderDocs(repoRoot, ['bench']);
   process.stdout.write(md);
+  log(pages.length ? `rewrote the bench blocks of ${pages.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : 'the bench blocks of the docs were already these figures');
 }
 
 main().catch((err) => {

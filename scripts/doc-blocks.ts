@@ -1,0 +1,148 @@
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { renderBenchSummary, type BenchResults } from '../bench/results-render';
+
+/**
+ * The blocks of README.md and docs/*.md that are rendered from a source instead of written by
+ * hand: every figure the docs state (the bench's, the test suite's size, CI's durations) lives in
+ * one such block, so it is never typed twice and never goes stale unnoticed.
+ *
+ * A block is marked in the Markdown as
+ *
+ *     <!-- bench:start (anything up to the end of the comment) -->
+ *     ...rendered text...
+ *     <!-- bench:end -->
+ *
+ * A start marker at the end of its line makes a block of whole lines; a start marker followed by
+ * text on the same line makes an inline block (a number inside a sentence). `renderBlocks`
+ * replaces each block's text with its renderer's output; `npm run docs:render` writes every block
+ * (scripts/render-docs.ts), `npm run bench` the bench's (bench/run.ts) and `.ci/run` CI's, and
+ * test/docs.test.ts fails when re-rendering a page would change it. Each renderer is a pure
+ * function of its source; this module only reads the sources.
+ */
+export const BLOCKS = {
+  /** bench/results/latest.json, as `npm run bench` writes it. */
+  bench: (root: string) => renderBenchSummary(JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults),
+  /** The test tree: the files jest runs (jest.config.js: `test/**\/*.test.ts`). */
+  suite: (root: string) => renderSuite(testFiles(root)),
+  /** .ci/last-run.json, as `bash .ci/run` writes it when it ends; nothing while no run is recorded. */
+  ci: (root: string) => {
+    const file = join(root, '.ci', 'last-run.json');
+    return renderCiRun(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CiRun) : null);
+  },
+} satisfies Record<string, (root: string) => string>;
+
+export type BlockName = keyof typeof BLOCKS;
+
+/** The pages that may carry blocks: README.md and docs/*.md. */
+export function pages(root: string): string[] {
+  const docs = join(root, 'docs');
+  return [
+    join(root, 'README.md'),
+    ...readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => join(docs, f)),
+  ];
+}
+
+const BLOCK = /<!-- ([a-z][a-z0-9-]*):start(?:\s[^>]*?)? -->([\s\S]*?)<!-- \1:end -->/g;
+const START = /<!-- ([a-z][a-z0-9-]*):start(?:\s[^>]*?)? -->/g;
+
+export interface Block {
+  name: string;
+  /** The text between the markers, as the page has it. */
+  text: string;
+  /** Whether the block sits inside a line (an inline number) rather than on lines of its own. */
+  inline: boolean;
+}
+
+/** The blocks of a page, in order; throws on a start marker without its end or an unknown name. */
+export function blocksOf(markdown: string): Block[] {
+  const blocks = [...markdown.matchAll(BLOCK)].map((m) => ({ name: m[1], text: m[2], inline: !m[2].startsWith('\n') }));
+  const starts = [...markdown.matchAll(START)].map((m) => m[1]);
+  if (starts.length !== blocks.length) throw new Error(`a block start marker without its end (starts: ${starts.join(', ')})`);
+  for (const b of blocks) if (!(b.name in BLOCKS)) throw new Error(`unknown block "${b.name}" (known: ${Object.keys(BLOCKS).join(', ')})`);
+  return blocks;
+}
+
+/**
+ * `markdown` with the text of every block (of `only`'s names, or all) replaced by `render(name)`:
+ * an inline block's text is the rendering itself, a block of lines has it on lines of its own
+ * (nothing between the markers' lines when the rendering is empty).
+ */
+export function renderBlocks(markdown: string, render: (name: BlockName) => string, only?: readonly BlockName[]): string {
+  blocksOf(markdown);
+  return markdown.replace(BLOCK, (whole, name: BlockName, text: string) => {
+    if (only && !only.includes(name)) return whole;
+    const rendered = render(name);
+    const start = whole.slice(0, whole.length - text.length - `<!-- ${name}:end -->`.length);
+    if (!text.startsWith('\n')) {
+      if (rendered.includes('\n')) throw new Error(`block "${name}" renders several lines: put its start marker at the end of a line`);
+      return `${start}${rendered}<!-- ${name}:end -->`;
+    }
+    return `${start}\n${rendered ? `${rendered}\n` : ''}<!-- ${name}:end -->`;
+  });
+}
+
+/** Renders every block (or `only`'s) of every page from its source; returns the pages it changed. */
+export function renderDocs(root: string, only?: readonly BlockName[]): string[] {
+  const cache = new Map<BlockName, string>();
+  const render = (name: BlockName) => {
+    if (!cache.has(name)) cache.set(name, BLOCKS[name](root));
+    return cache.get(name)!;
+  };
+  const changed: string[] = [];
+  for (const page of pages(root)) {
+    const before = readFileSync(page, 'utf8');
+    const after = renderBlocks(before, render, only);
+    if (after !== before) {
+      writeFileSync(page, after);
+      changed.push(page);
+    }
+  }
+  return changed;
+}
+
+/** Every test file jest runs: `*.test.ts` anywhere under test/, as paths relative to the root. */
+export function testFiles(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, rel: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path, `${rel}${name}/`);
+      else if (name.endsWith('.test.ts')) found.push(`${rel}${name}`);
+    }
+  };
+  walk(join(root, 'test'), 'test/');
+  return found;
+}
+
+/** The suite's size as the docs state it: its files (a count of tests would need a run). */
+export function renderSuite(files: readonly string[]): string {
+  const browser = files.filter((f) => f.endsWith('.browser.test.ts')).length;
+  return `${files.length} test files (${browser} of them in Chromium)`;
+}
+
+/** What `.ci/run` records when it ends (.ci/last-run.json). */
+export interface CiRun {
+  /** When it ended (ISO 8601, UTC). */
+  date: string;
+  /** The commit it ran on (HEAD of the checkout). */
+  commit: string;
+  /** Each Node line in the order run: its label, the Node the npm scripts ran on, its seconds and result. */
+  lines: { label: string; node: string; seconds: number; result: 'PASSED' | 'FAILED' }[];
+  totalSeconds: number;
+}
+
+const duration = (seconds: number) => (seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`);
+
+/** The README's line about CI's durations: empty while no run is recorded. */
+export function renderCiRun(run: CiRun | null): string {
+  if (!run) return '';
+  const lines = run.lines.map((l) => `Node line ${l.label}: ${l.result} in ${duration(l.seconds)} (npm scripts on ${l.node})`);
+  return (
+    `The last recorded \`bash .ci/run\` (\`.ci/last-run.json\`: ${run.date.slice(0, 10)}, commit ${run.commit.slice(0, 10)}, this machine): ` +
+    `${lines.join('; ')}; ${duration(run.totalSeconds)} in all.`
+  );
+}
