@@ -9,7 +9,7 @@
 // script runs on the machine's Node: CI's Node lines test what they say, and a production install
 // (`npm ci --omit=dev`, which has no bundled Node) runs on the Node it was installed with.
 import { execFileSync } from 'node:child_process';
-import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,7 +39,11 @@ const exists = (p) => {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const machine = process.env.npm_node_execpath ?? process.execPath;
   const own = execFileSync(machine, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
-  if (satisfies(own, engines.node)) {
+  if (exists(link) && realpathSync(machine) === realpathSync(link)) {
+    // npm itself runs on the bundled Node (a shell with node_modules/.bin first on PATH): that says
+    // nothing about the machine's Node, so the link stays as the last install without it decided.
+    console.log(`node-runtime: npm runs on the bundled Node ${own} itself (node_modules/.bin first on PATH); npm scripts stay on it`);
+  } else if (satisfies(own, engines.node)) {
     if (exists(link)) unlinkSync(link);
     console.log(`node-runtime: npm scripts run on this machine's Node ${own} (engines: ${engines.node})`);
   } else if (exists(link)) {

@@ -6,8 +6,8 @@
 // is checked over the DevTools protocol (anything not for the service is failed and reported),
 // and Chromium's own background traffic is switched off by flags.
 //
-// Needs Chromium (Debian: `apt-get install -y chromium`; or CHROMIUM_PATH) and a WebSocket
-// client (Node 22, or Node 20 with --experimental-websocket, which the npm script passes).
+// Needs Chromium (Debian: `apt-get install -y chromium`; or CHROMIUM_PATH). The DevTools protocol
+// client is Node's own WebSocket.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -306,7 +306,6 @@ async function firstPostId(base) {
 }
 
 async function main() {
-  if (typeof WebSocket === 'undefined') fail('no WebSocket client: use Node 22, or run with `node --experimental-websocket` (npm run screenshots does).');
   const chromium = findChromium();
   const service = process.env.BASE_URL ? { url: process.env.BASE_URL.replace(/\/+$/, ''), stop: async () => undefined } : await startService();
   const origin = new URL(service.url).origin;

@@ -283,7 +283,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
 
     it('the integration suite of examples/testing passes on npm run test-server, and leaves no server behind', async () => {
       const before = readdirSync(tmpdir()).filter((n) => n.startsWith('blog-api-test-server-'));
-      // TAP, named: Node 20 defaults to it off a terminal, Node 23+ to the spec reporter.
+      // TAP, named: off a terminal Node's default is the spec reporter; the summary lines below are TAP's.
       const r = await run(process.execPath, ['--test', '--test-reporter=tap', 'dist/testing/api.test.js'], { env: { ...process.env, BLOG_API_DIR: copy.dir, NODE_ENV: '', PORT: '', DATABASE_URL: '' }, timeoutMs: 120_000 });
       expect({ code: r.code, summary: r.stdout.split('\n').filter((l) => /^# (pass|fail|skipped|todo) /.test(l)) }).toEqual({ code: 0, summary: ['# pass 5', '# fail 0', '# skipped 0', '# todo 0'] });
       // No process of that server, and no directory of it (other test files may run test servers of their own meanwhile).

@@ -1,9 +1,10 @@
+import { suppressTracing } from '@opentelemetry/core';
 import { context, diag, DiagLogLevel, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
-import { core, NodeSDK } from '@opentelemetry/sdk-node';
+import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
 import { redactPath } from './redact';
 import { installTracing, type Tracing } from './tracing';
@@ -108,7 +109,7 @@ export function startTelemetry(o: { serviceName: string | undefined; sdkLogLevel
       });
     },
     within: (ctx, fn) => context.with(ctx as Context, fn),
-    quiet: (fn) => context.with(core.suppressTracing(context.active()), fn),
+    quiet: (fn) => context.with(suppressTracing(context.active()), fn),
     logTo(log) {
       if (o.sdkLogLevel) return; // OTEL_LOG_LEVEL: the SDK writes its own diagnostics to the console
       const warn = (message: string, ...args: unknown[]) => log.warn({ source: 'opentelemetry', detail: args.map((a) => (a instanceof Error ? a.message : String(a))).join(' ') || undefined }, message);

@@ -26,8 +26,6 @@ export interface GraphQLClientOptions {
   /** The GraphQL endpoint, e.g. http://localhost:3000/graphql (ws:// is derived from it). */
   url: string;
   send: DocumentMode | 'auto';
-  /** A WebSocket implementation where there is no global one (Node 20: `ws`'s WebSocket). */
-  webSocketImpl?: unknown;
 }
 
 /** The service refused the operation or it failed: `errors` as the service sent them (message, extensions.code). */
@@ -77,7 +75,6 @@ export function createGraphQLClient(options: GraphQLClientOptions) {
   function socket(): Client {
     return (ws ??= createClient({
       url: options.url.replace(/^http/, 'ws'),
-      webSocketImpl: options.webSocketImpl,
       // Read when the socket opens: a connection is authenticated as whoever the client is then.
       connectionParams: () => (token ? { authorization: `Bearer ${token}` } : {}),
       retryAttempts: 0,

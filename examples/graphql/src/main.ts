@@ -1,4 +1,3 @@
-import WebSocket from 'ws';
 import { createGraphQLClient, GraphQLError, type DocumentMode } from './client.js';
 import { AddCommentDocument, CommentAddedDocument, CreatePostDocument, PostsDocument, PublishPostDocument, RegisterDocument } from './documents.js';
 import type { CommentAddedSubscription } from './gql/graphql.js';
@@ -24,8 +23,7 @@ const api = process.env.API_URL ?? 'http://localhost:3000';
 const send = (process.env.GRAPHQL_SEND || 'auto') as DocumentMode | 'auto';
 if (send !== 'documentId' && send !== 'query' && send !== 'auto') throw new Error(`GRAPHQL_SEND is auto, documentId or query, not ${send}`);
 
-// Node 20 has no WebSocket of its own; on Node 22 or in a browser, leave webSocketImpl out.
-const client = createGraphQLClient({ url: `${api}/graphql`, send, webSocketImpl: WebSocket });
+const client = createGraphQLClient({ url: `${api}/graphql`, send });
 
 type Comment = CommentAddedSubscription['commentAdded'];
 
