@@ -514,9 +514,9 @@ async function main(): Promise<void> {
   writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
   writeFileSync(join(resultsDir, 'latest.md'), md);
   // The figures README.md and docs/performance.md show, rendered from latest.json (scripts/doc-blocks.ts).
-  const pages = renderDocs(repoRoot, ['bench']);
+  const rewritten = renderDocs(repoRoot, ['bench']);
   process.stdout.write(md);
-  log(pages.length ? `rewrote the bench blocks of ${pages.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : 'the bench blocks of the docs were already these figures');
+  log(rewritten.length ? `rewrote the bench blocks of ${rewritten.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : 'the bench blocks of the docs were already these figures');
 }
 
 main().catch((err) => {
