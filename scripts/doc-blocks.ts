@@ -124,7 +124,7 @@ export function testFiles(root: string): string[] {
   return found;
 }
 
-/** The suite's size as the docs state it: its files (a count of tests would need a run). */
+/** The suite's size as the docs state it: its files (a count of tests needs a run: the ci block has it, from .ci/last-run.json). */
 export function renderSuite(files: readonly string[]): string {
   const browser = files.filter((f) => f.endsWith('.browser.test.ts')).length;
   return `${files.length} test files (${browser} of them in Chromium)`;
@@ -136,8 +136,12 @@ export interface CiRun {
   date: string;
   /** The commit it ran on (HEAD of the checkout). */
   commit: string;
-  /** Each Node line in the order run: its label, the Node the npm scripts ran on, its seconds and result. */
-  lines: { label: string; node: string; seconds: number; result: 'PASSED' | 'FAILED' }[];
+  /**
+   * Each Node line in the order run: its label, the Node the npm scripts ran on, its seconds and
+   * result, and the tests jest counted in its `npm test` (null when it did not get that far; absent
+   * in a record written before .ci/run counted them).
+   */
+  lines: { label: string; node: string; seconds: number; result: 'PASSED' | 'FAILED'; tests?: number | null }[];
   totalSeconds: number;
 }
 
@@ -148,8 +152,8 @@ const duration = (seconds: number) => (seconds < 60 ? `${seconds} s` : `${Math.f
  * `bash .ci/run`), it says so: .ci/run writes .ci/last-run.json when it ends and renders this block.
  */
 export function renderCiRun(run: CiRun | null): string {
-  if (!run) return 'No `bash .ci/run` is recorded yet: it writes `.ci/last-run.json` when it ends (each Node line\'s Node, result and duration), and this line is rendered from that file.';
-  const lines = run.lines.map((l) => `Node line ${l.label}: ${l.result} in ${duration(l.seconds)} (npm scripts on ${l.node})`);
+  if (!run) return 'No `bash .ci/run` is recorded yet: it writes `.ci/last-run.json` when it ends (each Node line\'s Node, result, duration and count of tests), and this line is rendered from that file.';
+  const lines = run.lines.map((l) => `Node line ${l.label}: ${l.result} in ${duration(l.seconds)} (npm scripts on ${l.node}${typeof l.tests === 'number' ? `, ${l.tests} tests` : ''})`);
   return (
     `The last recorded \`bash .ci/run\` (\`.ci/last-run.json\`: ${run.date.slice(0, 10)}, commit ${run.commit.slice(0, 10)}, this machine): ` +
     `${lines.join('; ')}; ${duration(run.totalSeconds)} in all.`
