@@ -139,6 +139,11 @@ describe('figures in README.md and docs/*.md', () => {
     expect(names('docs/performance.md').has('bench')).toBe(true);
   });
 
+  it('docs/performance.md stays reference: under 300 lines, its bench block included', () => {
+    // A full run's block (every scenario, every target judged) is some twenty lines longer than a short run's.
+    expect(read(join(docsDir, 'performance.md')).split('\n').length).toBeLessThan(300);
+  });
+
   it('a changed source changes the rendered page (the check above can fail)', () => {
     const readme = read(join(root, 'README.md'));
     const results = JSON.parse(read(join(root, 'bench', 'results', 'latest.json'))) as BenchResults;
