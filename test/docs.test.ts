@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { renderBenchSummary, type BenchResults } from '../bench/results-render';
+import { renderBenchSummary, renderResults, type BenchResults } from '../bench/results-render';
 import { BLOCKS, blocksOf, outsideBlocks, renderBlocks, renderCiRun, renderSuite, testFiles, type BlockName } from '../scripts/doc-blocks';
 
 /**
@@ -131,6 +131,11 @@ describe('figures in README.md and docs/*.md', () => {
       }
     }
     expect(stale).toEqual([]);
+  });
+
+  it('bench/results/latest.md is what latest.json renders (npm run bench writes both)', () => {
+    const results = JSON.parse(read(join(root, 'bench', 'results', 'latest.json'))) as BenchResults;
+    expect(read(join(root, 'bench', 'results', 'latest.md'))).toBe(renderResults(results));
   });
 
   it('the README shows the bench, the suite and CI from their blocks, docs/performance.md the bench', () => {
