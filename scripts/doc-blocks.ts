@@ -25,7 +25,7 @@ export const BLOCKS = {
   bench: (root: string) => renderBenchSummary(JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults),
   /** The test tree: the files jest runs (jest.config.js: `test/**\/*.test.ts`). */
   suite: (root: string) => renderSuite(testFiles(root)),
-  /** .ci/last-run.json, as `bash .ci/run` writes it when it ends; nothing while no run is recorded. */
+  /** .ci/last-run.json, as `bash .ci/run` writes it when it ends; a line saying so while no run is recorded. */
   ci: (root: string) => {
     const file = join(root, '.ci', 'last-run.json');
     return renderCiRun(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CiRun) : null);
@@ -64,6 +64,12 @@ export function blocksOf(markdown: string): Block[] {
   if (starts.length !== blocks.length) throw new Error(`a block start marker without its end (starts: ${starts.join(', ')})`);
   for (const b of blocks) if (!(b.name in BLOCKS)) throw new Error(`unknown block "${b.name}" (known: ${Object.keys(BLOCKS).join(', ')})`);
   return blocks;
+}
+
+/** `markdown` with every block's text taken out (its markers kept): what a page says by hand. */
+export function outsideBlocks(markdown: string): string {
+  blocksOf(markdown);
+  return markdown.replace(BLOCK, (_whole, name: string) => `<!-- ${name}:start --><!-- ${name}:end -->`);
 }
 
 /**
@@ -118,7 +124,7 @@ export function testFiles(root: string): string[] {
   return found;
 }
 
-/** The suite's size as the docs state it: its files (a count of tests would need a run). */
+/** The suite's size as the docs state it: its files (a count of tests needs a run: the ci block has it, from .ci/last-run.json). */
 export function renderSuite(files: readonly string[]): string {
   const browser = files.filter((f) => f.endsWith('.browser.test.ts')).length;
   return `${files.length} test files (${browser} of them in Chromium)`;
@@ -130,17 +136,24 @@ export interface CiRun {
   date: string;
   /** The commit it ran on (HEAD of the checkout). */
   commit: string;
-  /** Each Node line in the order run: its label, the Node the npm scripts ran on, its seconds and result. */
-  lines: { label: string; node: string; seconds: number; result: 'PASSED' | 'FAILED' }[];
+  /**
+   * Each Node line in the order run: its label, the Node the npm scripts ran on, its seconds and
+   * result, and the tests jest counted in its `npm test` (null when it did not get that far; absent
+   * in a record written before .ci/run counted them).
+   */
+  lines: { label: string; node: string; seconds: number; result: 'PASSED' | 'FAILED'; tests?: number | null }[];
   totalSeconds: number;
 }
 
 const duration = (seconds: number) => (seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`);
 
-/** The README's line about CI's durations: empty while no run is recorded. */
+/**
+ * The README's line about CI's durations. While no run is recorded (a checkout before its first
+ * `bash .ci/run`), it says so: .ci/run writes .ci/last-run.json when it ends and renders this block.
+ */
 export function renderCiRun(run: CiRun | null): string {
-  if (!run) return '';
-  const lines = run.lines.map((l) => `Node line ${l.label}: ${l.result} in ${duration(l.seconds)} (npm scripts on ${l.node})`);
+  if (!run) return 'No `bash .ci/run` is recorded yet: it writes `.ci/last-run.json` when it ends (each Node line\'s Node, result, duration and count of tests), and this line is rendered from that file.';
+  const lines = run.lines.map((l) => `Node line ${l.label}: ${l.result} in ${duration(l.seconds)} (npm scripts on ${l.node}${typeof l.tests === 'number' ? `, ${l.tests} tests` : ''})`);
   return (
     `The last recorded \`bash .ci/run\` (\`.ci/last-run.json\`: ${run.date.slice(0, 10)}, commit ${run.commit.slice(0, 10)}, this machine): ` +
     `${lines.join('; ')}; ${duration(run.totalSeconds)} in all.`
