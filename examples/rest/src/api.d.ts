@@ -932,7 +932,7 @@ export interface components {
         IfMatch: string;
         /** @description Comment id; anything but a positive 32-bit integer → 404. */
         CommentId: number;
-        /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+        /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the signed-in caller (the user; for tenant posts the user within the tenant); an anonymous tenant post with a key → 422. The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
         IdempotencyKey: string;
         /** @description The verification token from the email (never logged). */
         VerifyToken: string;
@@ -2602,7 +2602,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the signed-in caller (the user; for tenant posts the user within the tenant); an anonymous tenant post with a key → 422. The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3749,7 +3749,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the signed-in caller (the user; for tenant posts the user within the tenant); an anonymous tenant post with a key → 422. The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -5552,7 +5552,7 @@ export interface operations {
             header: {
                 /** @description The tenant, a positive integer; missing or malformed → 401 `Unknown tenant`. Set by the gateway in front of the service, not by end users. */
                 "x-tenant-id": components["parameters"]["TenantId"];
-                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the caller (the user; for tenant posts the tenant, and the user when a token is sent). The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
+                /** @description Safe retries: 1–255 visible ASCII characters (else 422), scoped to the signed-in caller (the user; for tenant posts the user within the tenant); an anonymous tenant post with a key → 422. The first request runs and its answer is kept IDEMPOTENCY_KEY_HOURS (default 24); a repeat with the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing; the same key with another request → 422; a repeat while the first still runs → 409. Failed requests are not kept. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
