@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { userExample } from '../src/openapi/examples';
+import { REQUEST_BODIES } from '../src/openapi/request-bodies';
 import { freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type Started } from './support/npm-start';
 
 /**
@@ -79,13 +80,22 @@ async function ok(what: string, command: string, args: string[], opts: Parameter
 /** The last line an example prints: its JSON summary. */
 const summaryOf = (stdout: string) => JSON.parse(stdout.trim().split('\n').pop()!);
 
-/** docs/api.md's curl tour (what test/tour.test.ts runs), for `api` instead of localhost:3000. */
-function curlTour(api: string): string {
+/**
+ * docs/api.md's curl tour (what test/tour.test.ts runs), for `api` instead of localhost:3000. Run
+ * it in the folder of the service it talks to (its `npm run set-role` steps and the mails it reads
+ * are that service's); with `noProject` (Prism's mock, which has no database or mails) those steps
+ * do nothing and `mailed` names a token of the document's form.
+ */
+function curlTour(api: string, noProject = false): string {
   const markdown = readFileSync(join(root, 'docs', 'api.md'), 'utf8');
   const section = markdown.slice(markdown.indexOf('## A tour with curl'));
   const block = /```sh\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n## ', 3)))?.[1];
   if (!block?.includes('API=http://localhost:3000\n')) throw new Error('docs/api.md: no ```sh block starting with API=http://localhost:3000 under "## A tour with curl"');
-  return block.replace('API=http://localhost:3000\n', `API=${api}\n`);
+  const tour = block.replace('API=http://localhost:3000\n', `API=${api}\n`);
+  if (!noProject) return tour;
+  const token = (REQUEST_BODIES.ResetPasswordInput.example as { token: string }).token;
+  if (!/^npm run --silent set-role /m.test(tour) || !/^mailed\(\) \{/m.test(tour)) throw new Error('docs/api.md\'s tour: no set-role step or no mailed() to stand in for');
+  return tour.replace(/^npm run --silent set-role .*$/gm, ':').replace(/^EMAIL=/m, `mailed() { echo ${token}; }\nEMAIL=`);
 }
 
 /** rest/openapi.json as examples/scripts/fetch-openapi.mjs writes it from a running service. */
@@ -232,7 +242,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
         }
         const proxy = `http://127.0.0.1:${port}`;
 
-        const tour = await run('bash', [], { input: curlTour(proxy), timeoutMs: 60_000 });
+        const tour = await run('bash', [], { input: curlTour(proxy), cwd: copy.dir, env: { ...process.env, NODE_ENV: 'development', DATA_DIR: copy.dataDir, DATABASE_URL: '', JWT_SECRET: '' }, timeoutMs: 120_000 });
         const statuses = tour.stderr.split('\n').filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
         expect(statuses.length).toBeGreaterThanOrEqual(25);
         const rest = await run(process.execPath, [join(examples, 'dist', 'rest', 'src', 'main.js')], { env: { ...process.env, API_URL: proxy }, timeoutMs: 60_000 });
@@ -249,7 +259,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
         prism.kill('SIGTERM');
         await exited;
       }
-    }, 120_000);
+    }, 200_000);
 
     (TRUSTED_DOCUMENTS ? it : it.skip)('with GRAPHQL_TRUSTED_DOCUMENTS=only, a document\'s text is refused and a manifest id runs', async () => {
       const text = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ posts(page: 1) { total } }' }) });
@@ -329,7 +339,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
           port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
         }
         const mock = `http://127.0.0.1:${port}`;
-        const tour = await run('bash', [], { input: curlTour(mock), timeoutMs: 60_000 });
+        const tour = await run('bash', [], { input: curlTour(mock, true), timeoutMs: 120_000 });
         const statuses = tour.stderr.split('\n').filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
         expect(statuses.length).toBeGreaterThanOrEqual(25);
         // The public reads, whose answers carry the patterned ETag header.
@@ -344,6 +354,6 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
         prism.kill('SIGTERM');
         await exited;
       }
-    }, 120_000);
+    }, 200_000);
   });
 });

@@ -1,18 +1,21 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildOpenApiDocument } from '../src/openapi/document';
 import { freshCopy, npmStart, stopStarted, waitUntil, type Copy, type Started } from './support/npm-start';
 
 /**
  * What a newcomer pastes from the docs, run as pasted against `npm start` in a fresh copy of the
  * project on a fresh data directory: docs/api.md's curl tour, once on the empty database and once
  * more after `npm run seed` (which must name the URL the service really listens on), and the
- * README's subscription client on Node 20.
+ * README's subscription client, on the Node the tests run on.
  *
  * The tour marks the status each step prints with a comment after it, `# → 201`, or
  * `# → 201 (11 times)` after a loop; `req` prints `→ <status>` on stderr for every request. The
  * one change made to the block is its first line, the service's address (the port is the system's
- * choice here, as other tests run beside this one).
+ * choice here, as other tests run beside this one). It runs in the project's folder with the
+ * environment `npm start` has, as a newcomer pastes it: its `npm run set-role` steps and the mails
+ * it reads (DATA_DIR/mail) are that service's.
  */
 const root = join(__dirname, '..');
 const API_LINE = 'API=http://localhost:3000';
@@ -64,7 +67,7 @@ afterAll(() => stopStarted(server, copy), 60_000);
 /** Runs the tour as pasted into a shell; every step's printed status, and what else it wrote. */
 async function runTour() {
   expect(tour.script.split('\n')).toContain(API_LINE);
-  const r = await run('bash', [], { input: tour.script.replace(API_LINE, `API=${url}`), cwd: copy.dir });
+  const r = await run('bash', [], { input: tour.script.replace(API_LINE, `API=${url}`), cwd: copy.dir, env: env(), timeoutMs: 170_000 });
   const stderr = r.stderr.split('\n').filter(Boolean);
   const statuses = stderr.filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
   const lines = r.stdout.split('\n').filter(Boolean);
@@ -83,8 +86,13 @@ function expectTourPasses(result: Awaited<ReturnType<typeof runTour>>) {
   expect(result.statuses).toEqual(tour.expected);
   expect(result.otherStderr).toEqual([]);
   expect(result.code).toBe(0);
-  // One answer per line: every line is JSON, or a plain value a step picked out (a slug, an id).
-  for (const line of result.lines) expect({ line, ok: /^[\w.-]+$/.test(line) || (() => { try { JSON.parse(line); return true; } catch { return false; } })() }).toEqual({ line, ok: true });
+  // One answer per line: every line is JSON, or a plain value a step picked out (a slug, an id),
+  // or what `npm run set-role` says it did.
+  const plain = (line: string) => /^[\w.-]+$/.test(line) || /^\S+@example\.com is now (moderator|admin)$/.test(line);
+  for (const line of result.lines) expect({ line, ok: plain(line) || (() => { try { JSON.parse(line); return true; } catch { return false; } })() }).toEqual({ line, ok: true });
+  // Both role changes ran, and every area of the API answered: the trash (listed, restored from,
+  // deleted from, purged) and administration among them.
+  expect(result.lines.filter((l) => / is now (moderator|admin)$/.test(l))).toHaveLength(2);
   // The lists really go to a second page, in all three formats.
   const titles = (o: Record<string, unknown>) => (Array.isArray(o.titles) ? o.titles.length : 0);
   expect(result.json.some((o) => o.currentPage === 2 && titles(o) > 0)).toBe(true);
@@ -100,9 +108,24 @@ describe('docs/api.md: the curl tour', () => {
     expect(tour.script.match(/#\s*→/g)!.length).toBe(requests);
   });
 
+  it('requests every route of the OpenAPI document', () => {
+    // Each request: its continuation lines joined, its method (-X, else POST with a body, else GET) and path.
+    const commands = tour.script.replace(/\\\n/g, ' ').split('\n').filter((l) => /^\s*(?:\w+=\$\()?req\s/.test(l));
+    const requested = commands.map((c) => ({ method: /-X (\w+)/.exec(c)?.[1] ?? (/ -d /.test(c) ? 'POST' : 'GET'), path: /\$API(\/[^\s"'?]*)/.exec(c)?.[1] ?? '' }));
+    const doc = buildOpenApiDocument();
+    const missing = Object.entries(doc.paths).flatMap(([path, item]) => {
+      const pattern = new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`);
+      return (['get', 'post', 'put', 'patch', 'delete'] as const)
+        .filter((m) => (item as Record<string, unknown>)[m])
+        .map((m) => `${m.toUpperCase()} ${path}`)
+        .filter((op) => !requested.some((r) => op === `${r.method} ${path}` && pattern.test(r.path)));
+    });
+    expect(missing).toEqual([]);
+  });
+
   it('runs as pasted on a freshly started service with an empty database', async () => {
     expectTourPasses(await runTour());
-  }, 120_000);
+  }, 180_000);
 
   it('npm run seed, beside the running service, names the URL it really listens on', async () => {
     const r = await run('npm', ['run', 'seed', '--silent'], { cwd: copy.dir, env: env() });
@@ -118,7 +141,7 @@ describe('docs/api.md: the curl tour', () => {
 
   it('runs as pasted again after npm run seed', async () => {
     expectTourPasses(await runTour());
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('README.md: the subscription client', () => {
