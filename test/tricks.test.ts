@@ -202,9 +202,11 @@ describe('libuv thread pool niced (src/core/threadpool-priority.ts, THREADPOOL_N
     expect(niced.output()).not.toContain('could not lower the thread pool priority');
     const burst = await loginBurst(niced, 4);
     expect(burst.main.nice).toBe(0);
-    // Four cost-12 compares: well over 0.4 s of CPU, nearly all of it on the niced threads.
+    // Four cost-12 compares: well over 0.4 s of CPU on the niced threads. Every other thread that
+    // spent more than half a hash (~0.1 s) is the event loop: V8's compiler and GC threads, also
+    // at nice 0, take a share that varies by line and load, so no ratio of the total is asserted.
     expect(burst.at(10)).toBeGreaterThanOrEqual(40);
-    expect(burst.at(10) / burst.total).toBeGreaterThan(0.8);
+    expect(burst.spent.filter((t) => t.nice !== 10 && t.tid !== niced.child.pid && t.cpu >= 10)).toEqual([]);
     expect(burst.spent.filter((t) => t.nice !== 0 && t.nice !== 10)).toEqual([]);
   });
 
@@ -214,6 +216,8 @@ describe('libuv thread pool niced (src/core/threadpool-priority.ts, THREADPOOL_N
     const mainSpent = burst.spent.find((t) => t.tid === plain.child.pid)!.cpu;
     expect(burst.total).toBeGreaterThanOrEqual(40);
     expect(mainSpent / burst.total).toBeLessThan(0.2);
+    // What the niced service's check would catch: pool threads at nice 0 that hashed.
+    expect(burst.spent.filter((t) => t.tid !== plain.child.pid && t.cpu >= 10).length).toBeGreaterThan(0);
   });
 });
 
