@@ -5,6 +5,7 @@ import { buildUser, uniqueEmail } from './support/factories';
 import { startMailbox, resetSecretOf, verifyTokenOf, type Mailbox } from './support/mailbox';
 import { outboxCount, query, sha256, USER_SHAPE } from './support/accounts';
 import { User } from '../src/modules/user/user.entity';
+import { until } from './support/wait';
 
 let app: TestApp;
 let mailbox: Mailbox;
@@ -228,7 +229,7 @@ describe('POST /auth/login and mutation login', () => {
     const token = jwt.sign({ id: user.id, tv: user.tokenVersion, exp }, app.config.jwtSecret!, { algorithm: 'HS256' });
     expect((await api.rest('GET', '/auth/me', { token })).status).toBe(200);
     expect((await api.gql('{ me { id } }', {}, { token })).data.me.id).toBe(user.id);
-    await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 50));
+    await until(() => Math.floor(Date.now() / 1000) >= exp, "the clock to reach the token's exp", { ms: 5_000 });
     const rest = await api.rest('GET', '/auth/me', { token });
     expect([rest.status, rest.body]).toEqual([401, { message: 'Invalid token' }]);
     expect((await api.gql('{ me { id } }', {}, { token })).errors?.[0]).toMatchObject({ message: 'Invalid token', extensions: { code: 'UNAUTHENTICATED' } });
@@ -282,7 +283,8 @@ describe('password reset', () => {
     for (let attempt = 1; ; attempt++) {
       const { user } = await buildUser(app);
       const secret = await forgotAndReadSecret(user.email);
-      await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5)); // the top of a second
+      const second = Math.floor(Date.now() / 1000);
+      await until(() => Math.floor(Date.now() / 1000) > second, 'the top of the next second', { ms: 2_000, everyMs: 1 });
       const login = await api.rest('POST', '/auth/login', { body: { email: user.email, password: 'password123' } });
       expect(login.status).toBe(200);
       const started = Date.now();
@@ -399,7 +401,7 @@ describe('email verification', () => {
     expect(res.body).toEqual({ message: 'Email verified' });
     const first = (await api.rest('GET', '/auth/me', { token: reg.body.token })).body.email_verified_at;
     expect(first).toEqual(expect.stringMatching(/^\d{4}-/));
-    await new Promise((r) => setTimeout(r, 5));
+    await until(() => Date.now() > Date.parse(first) + 1, 'the clock to move past the first verification', { everyMs: 1 });
     expect((await api.rest('POST', `/auth/verify-email/${token}`)).body).toEqual({ message: 'Email verified' });
     expect((await api.rest('GET', '/auth/me', { token: reg.body.token })).body.email_verified_at).toBe(first);
   });

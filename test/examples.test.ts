@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { userExample } from '../src/openapi/examples';
 import { REQUEST_BODIES } from '../src/openapi/request-bodies';
+import { run as runIn } from './support/run';
+import { until } from './support/wait';
 import { freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type Started } from './support/npm-start';
 
 /**
@@ -53,21 +55,29 @@ function generated(): Map<string, Buffer> {
   return files;
 }
 
-function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd ?? examples, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.end(opts.input ?? '');
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+/** `run` in examples/ unless told otherwise. */
+const run = (command: string, args: string[], opts: Parameters<typeof runIn>[2] = {}) => runIn(command, args, { cwd: examples, ...opts });
+
+/** The port a starting Prism logs that it listens on. */
+async function prismPort(prism: ChildProcess, log: () => string): Promise<number> {
+  const port = await until(() => (prism.exitCode !== null ? -1 : Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log())?.[1] ?? 0)), 'Prism to listen', { ms: 30_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}:\n${log()}`);
   });
+  if (port < 0) throw new Error(`Prism did not start:\n${log()}`);
+  return port;
+}
+
+/**
+ * Prism logs a request's violations before it answers, in one process and in order: once a
+ * marker request's own line is in the log, so are the lines of every request answered before it.
+ */
+async function logCaughtUp(base: string, log: () => string): Promise<void> {
+  // A documented read (a 200 from the mock, a documented 404 through the proxy) at an id no
+  // request before it used, so its line is the marker's own.
+  const path = `/posts/${2_147_480_000 + randomInt(3_000)}`;
+  await fetch(base + path);
+  const line = new RegExp(`${path}(?!\\d)`);
+  await until(() => line.test(log()), `Prism's log line of the marker request ${path}`);
 }
 
 /** Fails with the command's output when it did not exit 0. */
@@ -153,11 +163,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
     prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
     const exited = new Promise((r) => prism.on('exit', r));
     try {
-      let port = 0;
-      for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
-        if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
-        port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
-      }
+      const port = await prismPort(prism, () => log);
       // The token it logs in with is the document's example: it must travel as a header.
       const r = await run(process.execPath, [join(examples, 'dist', 'rest', 'src', 'main.js')], { env: { ...process.env, API_URL: `http://127.0.0.1:${port}` }, timeoutMs: 60_000 });
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
@@ -235,11 +241,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
       const exited = new Promise((r) => prism.on('exit', r));
       try {
-        let port = 0;
-        for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
-          if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
-          port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
-        }
+        const port = await prismPort(prism, () => log);
         const proxy = `http://127.0.0.1:${port}`;
 
         const tour = await run('bash', [], { input: curlTour(proxy), cwd: copy.dir, env: { ...process.env, NODE_ENV: 'development', DATA_DIR: copy.dataDir, DATABASE_URL: '', JWT_SECRET: '' }, timeoutMs: 120_000 });
@@ -249,7 +251,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
         expect({ code: rest.code, stderr: rest.stderr }).toEqual({ code: 0, stderr: '' });
         const deliberate = statuses.filter((s) => s === 422).length + (summaryOf(rest.stdout).refusal?.status === 422 ? 1 : 0);
 
-        await new Promise((r) => setTimeout(r, 200)); // the last request's log lines
+        await logCaughtUp(proxy, () => log);
         const violations = log.split('\n').filter((l) => /Violation:/.test(l)).map((l) => l.slice(l.indexOf('Violation:') + 11));
         expect(log).not.toMatch(/NETWORK-ATTEMPT/);
         expect(violations.filter((v) => !v.startsWith('request'))).toEqual([]);
@@ -261,7 +263,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       }
     }, 200_000);
 
-    (TRUSTED_DOCUMENTS ? it : it.skip)('with GRAPHQL_TRUSTED_DOCUMENTS=only, a document\'s text is refused and a manifest id runs', async () => {
+    it('with GRAPHQL_TRUSTED_DOCUMENTS=only, a document\'s text is refused and a manifest id runs', async () => {
       const text = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ posts(page: 1) { total } }' }) });
       const refused = (await text.json()) as { errors?: { extensions?: { code?: string } }[] };
       expect(refused.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ONLY');
@@ -333,11 +335,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       prism.stderr!.setEncoding('utf8').on('data', (c) => (log += c));
       const exited = new Promise((r) => prism.on('exit', r));
       try {
-        let port = 0;
-        for (const deadline = Date.now() + 30_000; !port; await new Promise((r) => setTimeout(r, 100))) {
-          if (Date.now() > deadline || prism.exitCode !== null) throw new Error(`Prism did not start:\n${log}`);
-          port = Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0);
-        }
+        const port = await prismPort(prism, () => log);
         const mock = `http://127.0.0.1:${port}`;
         const tour = await run('bash', [], { input: curlTour(mock, true), timeoutMs: 120_000 });
         const statuses = tour.stderr.split('\n').filter((l) => /^→ \d{3}$/.test(l)).map((l) => Number(l.slice(2)));
@@ -345,7 +343,7 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
         // The public reads, whose answers carry the patterned ETag header.
         const tags = await Promise.all(['/posts', '/posts/1'].map(async (path) => (await fetch(mock + path)).headers.get('etag')));
 
-        await new Promise((r) => setTimeout(r, 200)); // the last request's log lines
+        await logCaughtUp(mock, () => log);
         const violations = log.split('\n').filter((l) => /Violation:/.test(l)).map((l) => l.slice(l.indexOf('Violation:') + 11));
         expect(log).not.toMatch(/NETWORK-ATTEMPT/);
         expect(violations.filter((v) => !v.startsWith('request'))).toEqual([]);

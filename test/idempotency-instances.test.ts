@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { sql, untilOneRow } from './support/blog';
+import { until } from './support/wait';
 import { buildService, removeService, startInstance, stopInstance, type Instance } from './support/instances';
 
 /**
@@ -70,12 +71,13 @@ it('an instance killed (SIGKILL) after the write and before its answer: the retr
   // is killed while its backend waits there, so it never commits and never answers.
   const blocker = new Client({ connectionString: app.databaseUrl });
   await blocker.connect();
+  let pid: number | undefined;
   try {
     await blocker.query('begin');
     await blocker.query('lock table idempotency_keys in exclusive mode');
     const pending = clients(a.url(), { openapi: false }).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } }).catch((err: Error) => err);
     const waiting = await untilOneRow(async () => ({ rows: await sql<{ pid: number }>(app, "select pid from pg_locks where not granted and relation = 'idempotency_keys'::regclass") }), 200);
-    const pid = waiting?.pid;
+    pid = waiting?.pid;
     expect(pid).toBeDefined();
     // The post is written (uncommitted) in that transaction: its backend holds the insert's lock on posts.
     const [held] = await sql(app, "select count(*) as n from pg_locks where pid = ? and relation = 'posts'::regclass and mode = 'RowExclusiveLock'", [pid]);
@@ -89,11 +91,9 @@ it('an instance killed (SIGKILL) after the write and before its answer: the retr
     await blocker.end();
   }
   // The dead client's backend rolls back once it reads the closed socket; until then it still holds the key's lock (409).
-  let retry = await clients(b.url()).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } });
-  for (let i = 0; i < 100 && retry.status === 409; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    retry = await clients(b.url()).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } });
-  }
+  // The marker: that backend has left pg_stat_activity, which it does after its rollback released the locks.
+  await until(async () => (await sql(app, 'select 1 from pg_stat_activity where pid = ?', [pid])).length === 0, "the killed instance's backend to exit");
+  const retry = await clients(b.url()).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } });
   expect(retry.status).toBe(201);
   expect(retry.headers.get('idempotent-replayed')).toBeNull();
   const replay = await clients(b.url()).rest('POST', '/posts', { token, body: { title, body: 'b' }, headers: { 'Idempotency-Key': key } });

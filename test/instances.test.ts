@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { rest } from './support/client';
 import { createTestDatabase } from './support/harness';
 import { startMailbox, type Mailbox } from './support/mailbox';
+import { until } from './support/wait';
 import { buildService, removeService, startInstance, stopInstance, type Instance } from './support/instances';
 
 /**
@@ -61,14 +62,23 @@ const login = (on: Instance, email: string, password: string) => rest(on.url(), 
 /** mailIds each instance logged as sent (one line per accepted SMTP delivery). */
 const sentIds = (i: Instance) => i.logs().filter((l) => l.msg === 'mail sent').map((l) => Number(l.mailId));
 
-async function until<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/**
+ * The marker that every send so far is seen: each outbox row marked sent has its `mail sent`
+ * line (logged before the mark commits) in the instances' output, read through a pipe.
+ */
+async function sentLinesRead(): Promise<boolean> {
+  const seen = new Set([...sentIds(a), ...sentIds(b)]);
+  return (await db.query<{ id: number }>('select id from mail_outbox where sent_at is not null')).rows.every((r) => seen.has(r.id));
+}
+
+/**
+ * Sends are over, and every one is counted: no row is left unsent (a send in flight keeps its
+ * row unsent until its mark commits, and a sent row is never claimed again), and every sent
+ * row's log line has been read. After this, no delivery can still arrive.
+ */
+async function sendsSettled(): Promise<void> {
+  await until(async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0, 'an idle outbox', { ms: 30_000 });
+  await until(sentLinesRead, 'the log line of every sent mail', { ms: 30_000 });
 }
 
 /** The mails each address got, counted at the SMTP sink. */
@@ -124,17 +134,15 @@ it('10 failed logins split across both instances → 429 on both', async () => {
 it('40 mails queued through both instances are each delivered exactly once, by both senders between them', async () => {
   // The count below starts from an idle outbox: a mail of an earlier test still on its way would
   // otherwise be counted as one of these (each process loads its SMTP client on its first send).
-  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
-  await new Promise((r) => setTimeout(r, 300)); // its log line, written after the commit, reaches us through a pipe
+  await sendsSettled();
   const beforeA = sentIds(a).length;
   const beforeB = sentIds(b).length;
   const emails = Array.from({ length: 40 }, (_, i) => `once-${i}@example.test`);
   const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
   expectAll201(answers);
-  await until('40 mails', () => deliveries('once-').size === 40);
-  // Time for a duplicate to show up, were there one: the senders are idle by now.
-  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
-  await new Promise((r) => setTimeout(r, 500));
+  await until(() => deliveries('once-').size === 40, '40 mails', { ms: 30_000 });
+  // A duplicate, were there one, has arrived by now: every send is over and counted.
+  await sendsSettled();
   expect([...deliveries('once-').values()]).toEqual(emails.map(() => 1));
   const byA = sentIds(a).slice(beforeA);
   const byB = sentIds(b).slice(beforeB);
@@ -146,8 +154,10 @@ it('40 mails queued through both instances are each delivered exactly once, by b
 
 it('the retention job runs once for both instances and purges each expired post once', async () => {
   // Both instances schedule their first run a minute after start; one of them claims the period.
-  await until('the retention run', async () => (await db.query('select id from posts where id = any($1)', [expired])).rows.length === 0, Math.max(5_000, 90_000 - (Date.now() - started)));
-  await new Promise((r) => setTimeout(r, 2_000)); // the other instance's first run, if it were to purge too
+  await until(async () => (await db.query('select id from posts where id = any($1)', [expired])).rows.length === 0, 'the retention run', { ms: Math.max(5_000, 90_000 - (Date.now() - started)) });
+  // The other instance's first run has come too: it logs that it found the period taken.
+  const ran = (i: Instance) => i.logs().some((l) => l.msg === 'trash retention purged posts' || l.msg === 'trash retention skipped: another instance ran it this period');
+  await until(() => ran(a) && ran(b), "both instances' first retention run", { ms: 30_000 });
   const left = await db.query('select id from posts where id = any($1)', [[...expired, recent]]);
   expect(left.rows).toEqual([{ id: recent }]);
   const runs = [a, b].flatMap((i) => i.logs().filter((l) => l.msg === 'trash retention purged posts'));
@@ -177,15 +187,14 @@ it('after one instance is killed (SIGKILL) mid-queue, the survivor delivers the 
   const answers = await Promise.all(emails.map((e, i) => register(i % 2 ? b : a, e)));
   expectAll201(answers);
   // Every mail is committed to the outbox; A is part-way through its share.
-  await until('A to send some of them', () => sentIds(a).length >= beforeA + 3);
+  await until(() => sentIds(a).length >= beforeA + 3, 'A to send some of them', { ms: 30_000 });
   a.child.kill('SIGKILL');
   await a.exited;
   const left = (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null and to_address like 'kill-%'`)).rows[0].n;
   expect(left).toBeGreaterThan(0); // the kill did land mid-queue
 
-  await until('40 mails after the kill', () => deliveries('kill-').size === 40);
-  await until('an idle outbox', async () => (await db.query(`select count(*)::int as n from mail_outbox where sent_at is null`)).rows[0].n === 0);
-  await new Promise((r) => setTimeout(r, 500));
+  await until(() => deliveries('kill-').size === 40, '40 mails after the kill', { ms: 30_000 });
+  await sendsSettled();
   const counts = [...deliveries('kill-').values()];
   expect(counts.every((n) => n >= 1)).toBe(true);
   // The documented window: A may have had its mail accepted by the SMTP server and died before

@@ -6,6 +6,7 @@ import { reply } from '../src/http/routes';
 import { clients, rest } from './support/client';
 import { buildUser } from './support/factories';
 import { createPinoLogger, wantsPrettyLogs } from '../src/core/logger';
+import { until } from './support/wait';
 
 /** Log lines captured in memory: the real pino logger, writing to an array. */
 const lines: string[] = [];
@@ -13,13 +14,8 @@ const log = createPinoLogger({ level: 'debug', stream: { write: (s: string) => v
 const parsed = () => lines.map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** The request line is written when the response closes, which can be just after the client has it. */
-async function logLineFor(requestIdValue: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 200; i++) {
-    const found = parsed().find((l) => l.requestId === requestIdValue && l.msg === 'request');
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`no log line for request ${requestIdValue}`);
+function logLineFor(requestIdValue: string): Promise<Record<string, unknown>> {
+  return until(() => parsed().find((l) => l.requestId === requestIdValue && l.msg === 'request'), `the log line of request ${requestIdValue}`, { everyMs: 10 });
 }
 
 const ASSET_URL = /(?:src|href)="([^"]+)"/g;
@@ -263,12 +259,10 @@ describe('GET /metrics', () => {
       return Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     };
     // The background jobs open short transactions of their own: a count is taken as settled once seen.
+    // The last count seen is returned either way, so that a miss shows the count in the expectation.
     const settles = async (state: string, settled: (n: number) => boolean) => {
-      let seen = await gauge(state);
-      for (let i = 0; i < 50 && !settled(seen); i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        seen = await gauge(state);
-      }
+      let seen = NaN;
+      await until(async () => settled((seen = await gauge(state))), `db_pool_connections{state="${state}"} to settle`, { ms: 10_000 }).catch(() => undefined);
       return seen;
     };
     const settlesAt = (state: string, expected: number) => settles(state, (n) => n === expected);

@@ -6,7 +6,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildComment, buildPost } from './support/blog';
 import { asTenant, freshTenant, seedTenantPosts } from './support/tenants';
-import { poolerMissing, startPgBouncer, type Pooler } from './support/pgbouncer';
+import { describeWithPooler, startPgBouncer, type Pooler } from './support/pgbouncer';
 
 /**
  * The service behind a transaction-mode pooler (CONTRACT 21), Debian's PgBouncer with two server
@@ -14,11 +14,7 @@ import { poolerMissing, startPgBouncer, type Pooler } from './support/pgbouncer'
  * the pooler, DATABASE_DIRECT_URL the server. (`npm run test:pooler` runs the REST, GraphQL,
  * idempotency, subscription and outbox suites through such a pooler as a whole.)
  */
-const missing = poolerMissing();
-if (missing) process.stderr.write(`test/pooler.test.ts skipped: ${missing}\n`);
-const describePooled = missing ? describe.skip : describe;
-
-describePooled('behind PgBouncer in transaction mode', () => {
+describeWithPooler('test/pooler.test.ts', 'behind PgBouncer in transaction mode', () => {
   let pooler: Pooler;
   let direct: TestApp;
   let pooled: TestApp;

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
+import { until } from './support/wait';
 import {
   batchRestoreModel,
   fireAll,
@@ -196,8 +197,7 @@ describe('a change reads the row as it is now, not as the request loaded it earl
         { token: mod },
       );
       const waiting = async () => (await holder.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].n;
-      const deadline = Date.now() + 10_000;
-      while ((await waiting()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => (await waiting()) > 0, 'the mutation to wait on the row lock', { ms: 10_000 }).catch(() => undefined);
       expect(await waiting()).toBe(1);
       await sql(app, 'update posts set deleted_at = now() where id = ?', [p1.id]);
       await holder.query('commit');

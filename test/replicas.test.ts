@@ -5,6 +5,7 @@ import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
 import { startTestApp, type TestApp } from './support/harness';
 import { loadConfig } from '../src/config/config';
+import { settled, until as untilCondition } from './support/wait';
 import { caughtUp, startStreamingPair, type StreamingPair } from './support/replica';
 import { connect, untilSubscribed } from './support/ws';
 import { readRoutingOf } from '../src/db/replicas';
@@ -65,15 +66,8 @@ async function poolQueries(pool: string): Promise<number> {
 }
 const replicaQueries = () => poolQueries('replica-1');
 
-async function until<T>(what: string, probe: () => Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** `until` with the label first, as this file reads. */
+const until = <T>(label: string, condition: () => Promise<T>, ms = 20_000) => untilCondition(condition, label, { ms, everyMs: 100 });
 
 const readyz = async () => (await api.rest('GET', '/readyz')).body;
 
@@ -155,9 +149,7 @@ it('a subscription delivery reads from the primary: a post the standby in use ha
       expect((await papi.rest('PATCH', `/posts/${created.body.id}/publish`, { token: writer.token })).status).toBe(200);
       // The NOTIFY came after the commit on the primary; an anonymous read there would miss the post:
       expect((await papi.rest('GET', `/posts/${created.body.id}`)).status).toBe(404);
-      let timer: NodeJS.Timeout | undefined;
-      const first = await Promise.race([sub.nth(0), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no delivery within 10 s')), 10_000)))]);
-      clearTimeout(timer);
+      const first = await settled(sub.nth(0), 'the first delivery', 10_000);
       expect(first).toEqual({ data: { postPublished: { id: created.body.id, title: 'Unreplayed' } } });
     } finally {
       await standby.query('select pg_wal_replay_resume()');
@@ -245,11 +237,14 @@ it('stopping the standby mid-traffic costs no failed request; /readyz then lists
     }
   };
   const readers = Promise.all([reader(), reader(), reader()]);
-  await new Promise((r) => setTimeout(r, 500));
+  await until('the readers to be served by the replica', async () => statuses.length > 0 && (await replicaQueries()) > 0);
   const servedBefore = await replicaQueries();
   expect(servedBefore).toBeGreaterThan(0);
   await pair.stopStandby();
-  await new Promise((r) => setTimeout(r, 1_500));
+  // Reads go on through the stop: the replica is found down, and every reader completes rounds after that.
+  await until('the replica to be found down', async () => JSON.stringify((await readyz()).replicas.skipped) === JSON.stringify([{ name: 'replica-1', reason: 'down' }]));
+  const seenDown = statuses.length;
+  await until('two more rounds of every reader (and over 30 reads in all)', async () => statuses.length >= Math.max(seenDown + 2 * 3 * 3, 33));
   stop = true;
   await readers;
   expect(statuses.length).toBeGreaterThan(30);

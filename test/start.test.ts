@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { followStart } from './support/follow-start';
 import type { TestApp } from './support/harness';
-import { connect as connectWs } from './support/ws';
+import { connect as connectWs, untilSubscribedAt } from './support/ws';
+import { readByPeer } from './support/sockets';
+import { settled, until } from './support/wait';
 
 /**
  * The real process, as `npm start` runs it: embedded PostgreSQL under DATA_DIR, migrations,
@@ -105,10 +107,7 @@ function rawExchange(port: number): { socket: Socket; send: (chunk: string) => v
   return { socket, send: (chunk) => socket.write(chunk), response };
 }
 
-async function waitFor(what: () => boolean, label: string) {
-  for (let i = 0; i < 200 && !what(); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!what()) throw new Error(`timed out waiting for ${label}`);
-}
+const waitFor = (what: () => boolean, label: string) => until(what, label, { ms: 10_000, everyMs: 50 });
 
 it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503 meanwhile, then exit 0', async () => {
   const server = start();
@@ -129,7 +128,8 @@ it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503
   login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`);
   const ready = rawExchange(port);
   ready.send('GET /readyz HTTP/1.1\r\nHost: localhost\r\n');
-  await new Promise((r) => setTimeout(r, 200));
+  // Both in the server's hands: it has read every byte sent on each connection.
+  await until(() => readByPeer(login.socket) && readByPeer(ready.socket), 'the server to read both requests begun');
 
   server.child.kill('SIGTERM');
   await waitFor(() => server.output().includes('shutting down: draining requests'), 'the drain to start');
@@ -170,7 +170,7 @@ it('SIGTERM waits for a handler whose client hung up: the ORM closes only after 
   const body = JSON.stringify({ email, password: 'password123' });
   login.response.catch(() => undefined);
   login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  for (let i = 0; i < 200 && (await attempts()) < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  await until(async () => (await attempts()) >= 2, "the login's attempt row", { ms: 10_000, everyMs: 10 }).catch(() => undefined);
   expect(await attempts()).toBe(2);
   await db.end();
   server.child.kill('SIGTERM');
@@ -201,7 +201,7 @@ it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exi
     (r) => `answered ${r.status}`,
     (e: Error) => `cut: ${e.message.slice(0, 40)}`,
   );
-  await new Promise((r) => setTimeout(r, 200));
+  await until(() => readByPeer(stuck.socket), 'the server to read the stuck request as far as it was sent');
   server.child.kill('SIGTERM');
   expect(await server.exited).toBe(0);
   expect(await outcome).toMatch(/^cut: /);
@@ -250,11 +250,10 @@ it('SIGTERM with open subscriptions: each completes, its socket closes with 1001
   const post = await call('/posts', { title: 'Live', body: 'b' }, token);
   const conn = connectWs({ url: base } as TestApp, { authorization: `Bearer ${token}` });
   const sub = conn.subscribe(`subscription($id: Int!) { commentAdded(postId: $id) { body } }`, { id: post.id });
-  // Subscribed once a comment written after the subscribe message comes back.
-  for (let n = 0; sub.results.length === 0; n++) {
-    await call(`/posts/${post.id}/comments`, { body: `c${n}` }, token);
-    await Promise.race([sub.nth(0), new Promise((r) => setTimeout(r, 200))]);
-  }
+  // Subscribed once the service counts it (registered and listening): a comment written next comes back.
+  await untilSubscribedAt(base, 'commentAdded');
+  await call(`/posts/${post.id}/comments`, { body: 'c0' }, token);
+  await settled(sub.nth(0), 'the comment to come back');
   server.child.kill('SIGTERM');
   await sub.ended;
   expect(sub.completed).toBe(true);

@@ -3,7 +3,8 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
-import { connect, untilSubscribed, wsUrl, type WsConnection } from './support/ws';
+import { connect, untilSubscribed, untilUnsubscribed, wsUrl, type WsConnection } from './support/ws';
+import { settled, until } from './support/wait';
 import { createPinoLogger } from '../src/core/logger';
 
 /** CONTRACT 14 and 2: per-IP limit, shutdown, and several instances on one database. */
@@ -86,7 +87,7 @@ describe('two instances on one database', () => {
   });
   afterEach(async () => {
     // Each test counts its own subscribers from zero.
-    while (one.built.subscriptions.hub.size + two.built.subscriptions.hub.size) await new Promise((r) => setTimeout(r, 5));
+    await untilUnsubscribed(one, two);
   });
   afterAll(async () => {
     await two.close();
@@ -171,11 +172,10 @@ describe('the LISTEN connection', () => {
       const [before] = await sql(app, listeners);
       expect(before).toBeDefined();
       await sql(app, 'select pg_terminate_backend(?)', [before.pid]);
-      // Retried until the listener is back (its first retry comes after 250 ms).
-      for (let n = 0; sub.results.length === 0; n++) {
-        await clients(app.url).rest('POST', `/posts/${post.id}/comments`, { token: user.token, body: { body: `after loss ${n}` } });
-        await Promise.race([sub.nth(0), new Promise((r) => setTimeout(r, 100))]);
-      }
+      // The listener is back once a new session has run its LISTEN (idle after it): a comment written next is delivered.
+      await until(async () => (await sql(app, `${listeners} and state = 'idle' and pid <> ?`, [before.pid])).length === 1, 'the listener to reconnect');
+      await clients(app.url).rest('POST', `/posts/${post.id}/comments`, { token: user.token, body: { body: 'after loss' } });
+      await settled(sub.nth(0), 'the comment written after the reconnect');
       const after = await sql(app, listeners);
       expect(after).toHaveLength(1);
       expect(after[0].pid).not.toBe(before.pid);

@@ -4,7 +4,7 @@ import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, POST_FIELDS, sql } from './support/blog';
 import { asTenant, freshTenant, TENANT_POST_FIELDS } from './support/tenants';
-import { connect, untilSubscribed, type WsConnection } from './support/ws';
+import { connect, untilSubscribed, untilUnsubscribed, type WsConnection } from './support/ws';
 import { emit, flushAndEmit } from '../src/core/events';
 import { Comment } from '../src/modules/comment/comment.entity';
 import { Post } from '../src/modules/post/post.entity';
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.dispose()));
   // The server sees the closes a moment later; the next test counts its own subscribers from zero.
-  while (app.built.subscriptions.hub.size) await new Promise((r) => setTimeout(r, 5));
+  await untilUnsubscribed(app);
 });
 afterAll(() => app.close());
 
@@ -123,7 +123,7 @@ describe('batched delivery', () => {
       const count = app.sql.length;
       expect(subs.every((s) => s.results[0].data?.commentAdded.user.name === 'Ada')).toBe(true);
       await conn.dispose();
-      while (app.built.subscriptions.hub.size) await new Promise((r) => setTimeout(r, 5));
+      await untilUnsubscribed(app);
       return count;
     };
     const one = await statementsFor(1);

@@ -7,7 +7,8 @@ import { sanitizeSql } from '../src/core/telemetry';
 import { loadConfig } from '../src/config/config';
 import { createTestDatabase, type TestApp } from './support/harness';
 import { buildService, removeService, startInstance, stopInstance, serviceRoot, type Instance } from './support/instances';
-import { connect } from './support/ws';
+import { connect, untilSubscribedAt } from './support/ws';
+import { until } from './support/wait';
 
 /**
  * OpenTelemetry traces (CONTRACT 18), as an operator's collector sees them: the built service
@@ -84,13 +85,13 @@ afterAll(async () => {
 
 /** The trace's spans once `done` holds for them (the exporter sends a batch every 100 ms here). */
 async function traceOf(receiver: OtlpReceiver, traceId: string, done: (spans: ReceivedSpan[]) => boolean, ms = 15_000): Promise<ReceivedSpan[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
+  const complete = () => {
     const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    if (done(spans)) return spans;
-    if (Date.now() > deadline) throw new Error(`trace ${traceId} incomplete after ${ms} ms: ${JSON.stringify(spans.map((s) => `${s.name} (${s.kind})`))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return done(spans) && spans;
+  };
+  return until(complete, `trace ${traceId} to be complete`, { ms, everyMs: 50 }).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(receiver.spans.filter((s) => s.traceId === traceId).map((s) => `${s.name} (${s.kind})`))}`);
+  });
 }
 
 /** Whether `span` is below `ancestor` in `spans` (following parent links). */
@@ -103,13 +104,8 @@ function below(spans: ReceivedSpan[], span: ReceivedSpan, ancestor: ReceivedSpan
 const sqlSpans = (spans: ReceivedSpan[]) => spans.filter((s) => s.kind === 'CLIENT' && s.attributes['db.system'] === 'postgresql');
 
 /** The request's log line, once written (at the response's close). */
-async function logLine(i: Instance, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-  for (let n = 0; n < 200; n++) {
-    const line = i.logs().find((l) => l.msg === 'request' && match(l));
-    if (line) return line;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('no such request line');
+function logLine(i: Instance, match: (l: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+  return until(() => i.logs().find((l) => l.msg === 'request' && match(l)), 'the request line', { ms: 10_000 });
 }
 
 describe('REST', () => {
@@ -144,8 +140,12 @@ describe('REST', () => {
     await call(protobuf.instance, 'GET', '/healthz', { headers: { traceparent: tp.header } });
     const asked = await traceOf(protobuf.receiver, tp.traceId, (s) => s.some((x) => x.kind === 'SERVER'));
     expect(asked.find((s) => s.kind === 'SERVER')).toMatchObject({ name: 'GET /healthz', parentSpanId: tp.parentId });
-    await new Promise((r) => setTimeout(r, 300));
-    const servers = protobuf.receiver.spans.slice(before).filter((s) => s.kind === 'SERVER').map((s) => s.name);
+    // A marker after them: once a later request's span is in, so is every span that ended before
+    // it (the exporter sends its batches one after another, in the order the spans ended).
+    const marker = traceparent();
+    await call(protobuf.instance, 'GET', '/healthz', { headers: { traceparent: marker.header } });
+    await traceOf(protobuf.receiver, marker.traceId, (s) => s.some((x) => x.kind === 'SERVER'));
+    const servers = protobuf.receiver.spans.slice(before).filter((s) => s.kind === 'SERVER' && s.traceId !== marker.traceId).map((s) => s.name);
     expect(servers.sort()).toEqual(['GET /healthz', 'GET /posts']);
     const own = protobuf.receiver.spans.slice(before).find((s) => s.name === 'GET /posts')!;
     expect(own.parentSpanId).toBe('');
@@ -181,12 +181,7 @@ describe('subscriptions', () => {
       await ws.connected;
       const sub = ws.subscribe('subscription TracedComments($postId: Int!) { commentAdded(postId: $postId) { id body user { name } } }', { postId });
       // Subscribed once /metrics counts it (the process is not ours to look into).
-      for (let n = 0; ; n++) {
-        const text = await (await fetch(`${protobuf.instance.url()}/metrics`)).text();
-        if (/^graphql_subscriptions_active\{field="commentAdded"\} 1$/m.test(text)) break;
-        if (n > 200) throw new Error('not subscribed');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await untilSubscribedAt(protobuf.instance.url(), 'commentAdded');
       const tp = traceparent();
       const comment = await call(protobuf.instance, 'POST', `/posts/${postId}/comments`, { token: user.token, headers: { traceparent: tp.header }, body: { body: 'Traced comment' } });
       expect(comment.status).toBe(201);
@@ -236,10 +231,7 @@ describe('a collector that is down', () => {
     json.receiver.failWith(503);
     try {
       for (let i = 0; i < 3; i++) expect((await call(json.instance, 'GET', `/posts/${postId}`, { headers: { traceparent: traceparent().header } })).status).toBe(200);
-      for (let n = 0; !json.instance.logs().some((l) => l.source === 'opentelemetry' && l.level === 40); n++) {
-        if (n > 400) throw new Error('no warning about the failed export');
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await until(() => json.instance.logs().some((l) => l.source === 'opentelemetry' && l.level === 40), 'a warning about the failed export', { ms: 10_000 });
     } finally {
       json.receiver.failWith(null);
     }

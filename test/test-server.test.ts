@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshCopy, npmStart, processes, stopStarted, waitUntil, type Copy, type Proc, type Started } from './support/npm-start';
-import { connect } from './support/ws';
+import { connect, untilSubscribedAt } from './support/ws';
+import { settled } from './support/wait';
 import { Client } from 'pg';
 import { createTestDatabase, type TestApp } from './support/harness';
 
@@ -114,23 +115,17 @@ it('prints one line, serves both surfaces, resets (with and without the demo fix
     const gql = await json(await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${grace.body.token}` }, body: JSON.stringify({ query: '{ me { email role } }' }) }));
     expect(gql).toEqual({ data: { me: { email: 'grace@example.com', role: 'user' } } });
 
-    // GraphQL over WebSocket at the printed URL: subscribe, then publish until the first event
-    // (a subscribe is not acknowledged, so a write right after it could come too early).
+    // GraphQL over WebSocket at the printed URL: subscribe, then publish once the subscription is
+    // registered (a subscribe is not acknowledged, so a write right after it could come too early).
     const ws = connect({ url: graphql.replace(/^ws/, 'http').replace(/\/graphql$/, '') } as TestApp);
     await ws.connected;
     const events = ws.subscribe<{ postPublished: { title: string } }>('subscription { postPublished { title } }');
-    const titles: string[] = [];
-    const first = events.nth(0);
-    let event: Awaited<typeof first> | undefined;
-    void first.then((e) => (event = e));
-    for (let i = 0; !event && i < 50; i++) {
-      const post = await call(url, 'POST', '/posts', { title: `Live ${i}`, body: 'Hello' }, grace.body.token);
-      expect(post.status).toBe(201);
-      titles.push(`Live ${i}`);
-      expect((await call(url, 'PATCH', `/posts/${post.body.id}/publish`, undefined, grace.body.token)).status).toBe(200);
-      await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);
-    }
-    expect(titles).toContain((await first).data!.postPublished.title);
+    // Registered once the service counts it: a post published next is delivered.
+    await untilSubscribedAt(url, 'postPublished');
+    const post = await call(url, 'POST', '/posts', { title: 'Live 0', body: 'Hello' }, grace.body.token);
+    expect(post.status).toBe(201);
+    expect((await call(url, 'PATCH', `/posts/${post.body.id}/publish`, undefined, grace.body.token)).status).toBe(200);
+    expect((await settled(events.nth(0), 'the published post over the subscription')).data!.postPublished.title).toBe('Live 0');
     await ws.dispose();
 
     // Without a fixture: every table empty, ids from 1, and tokens from before refused.

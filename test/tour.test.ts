@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import { freshCopy, npmStart, stopStarted, waitUntil, type Copy, type Started } from './support/npm-start';
+import { run } from './support/run';
 
 /**
  * What a newcomer pastes from the docs, run as pasted against `npm start` in a fresh copy of the
@@ -27,24 +28,6 @@ export function tourOf(markdown: string): { script: string; expected: number[] }
   if (!block) throw new Error('docs/api.md: no ```sh block under "## A tour with curl"');
   const expected = [...block.matchAll(/#\s*→\s*(\d{3})(?:\s*\((\d+) times\))?\s*$/gm)].flatMap((m) => Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])));
   return { script: block, expected };
-}
-
-function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    // Decoded as a stream: a chunk may end inside a character (→ is three bytes).
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(opts.input ?? '');
-  });
 }
 
 const docs = readFileSync(join(root, 'docs', 'api.md'), 'utf8');

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildComment, buildPost, ISO, sql } from './support/blog';
+import { until } from './support/wait';
 import { purgeExpiredTrash, RETENTION_LOCK_KEY } from '../src/modules/trash/trash.service';
 
 let app: TestApp;
@@ -189,10 +190,7 @@ describe('trash retention job', () => {
     await sql(app, 'delete from job_runs');
     const restarted = await startTestApp({ TRASH_RETENTION_DAYS: '7', DATABASE_URL: app.databaseUrl }, { config: { trashRetentionFirstRunMs: 300 } });
     try {
-      const deadline = Date.now() + 15_000;
-      while ((await sql(app, 'select id from posts where id = ?', [expired.id])).length && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until(async () => (await sql(app, 'select id from posts where id = ?', [expired.id])).length === 0, 'the first scheduled run to purge', { ms: 15_000, everyMs: 100 }).catch(() => undefined);
       expect(await sql(app, 'select id from posts where id in (?, ?) order by id', [expired.id, recent.id])).toEqual([{ id: recent.id }]);
     } finally {
       await restarted.close();

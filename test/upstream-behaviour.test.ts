@@ -1,5 +1,6 @@
 import { GraphQLInt, GraphQLObjectType, GraphQLSchema, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { MessageType, makeServer, stringifyMessage } from 'graphql-ws';
+import { until } from './support/wait';
 
 /**
  * Behaviour of a dependency that the service relies on and that no documentation promises.
@@ -50,10 +51,9 @@ describe('graphql-ws keeps the ExecutionArgs object onSubscribe returns, itself,
     );
     await receive!(stringifyMessage({ type: MessageType.ConnectionInit }));
     await receive!(stringifyMessage({ id: '1', type: MessageType.Subscribe, payload: { query: 'subscription { tick }' } }));
-    for (const deadline = Date.now() + 5_000; !sent.some((m) => JSON.parse(m).type === MessageType.Complete); ) {
-      if (Date.now() > deadline) throw new Error(`no complete: ${sent.join('\n')}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(() => sent.some((m) => JSON.parse(m).type === MessageType.Complete), 'the complete message', { ms: 5_000, everyMs: 10 }).catch(() => {
+      throw new Error(`no complete: ${sent.join('\n')}`);
+    });
     await closed(1000, 'done');
 
     expect(sent.map((m) => JSON.parse(m))).toEqual([

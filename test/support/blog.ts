@@ -1,4 +1,5 @@
 import type { TestApp } from './harness';
+import { until } from './wait';
 import { Comment } from '../../src/modules/comment/comment.entity';
 import { Post } from '../../src/modules/post/post.entity';
 import { User } from '../../src/modules/user/user.entity';
@@ -44,14 +45,14 @@ export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}
 export const POST_FIELDS = 'id userId title slug body published publishedAt createdAt updatedAt deletedAt user { id name } comments { id postId userId body createdAt updatedAt user { id name } } commentsCount';
 
 /**
- * Runs `probe` every 50 ms, at most `tries` times, until it returns exactly one row: how a test
- * waits for the service's statement to block on a lock the test holds. That row, or undefined.
+ * Asks `probe` until it returns exactly one row (every 50 ms, for at most `tries` asks): how a
+ * test waits for the service's statement to block on a lock the test holds. That row, or
+ * undefined once the deadline passes (the caller's expectation then says what was missing).
  */
 export async function untilOneRow<T>(probe: () => Promise<{ rows: T[] }>, tries = 100): Promise<T | undefined> {
-  for (let i = 0; i < tries; i++) {
+  const one = async () => {
     const { rows } = await probe();
-    if (rows.length === 1) return rows[0];
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return undefined;
+    return rows.length === 1 && { row: rows[0] };
+  };
+  return until(one, 'exactly one row', { ms: tries * 50, everyMs: 50 }).then(({ row }) => row, () => undefined);
 }

@@ -25,6 +25,17 @@ export function poolerMissing(): string | null {
   return existsSync(PGBOUNCER) ? null : `${PGBOUNCER} is absent (Debian: apt-get install -y pgbouncer)`;
 }
 
+/**
+ * `describe` when PgBouncer is installed, else `describe.skip` with the reason in the title and
+ * said once in the run's output (.ci/run installs it).
+ */
+export function describeWithPooler(file: string, title: string, suite: () => void): void {
+  const missing = poolerMissing();
+  if (!missing) return describe(title, suite);
+  process.stderr.write(`${file} skipped: ${missing}\n`);
+  describe.skip(`${title} (skipped: ${missing})`, suite);
+}
+
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const s = createServer();

@@ -1,6 +1,7 @@
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { TestApp } from './harness';
+import { until } from './wait';
 
 type ExecutionResult<T> = FormattedExecutionResult<T, unknown>;
 
@@ -99,5 +100,19 @@ export function connect(app: TestApp, connectionParams: Record<string, unknown> 
  * next is one the subscribers must receive.
  */
 export async function untilSubscribed(app: TestApp, n: number): Promise<void> {
-  while (app.built.subscriptions.hub.size < n) await new Promise((r) => setTimeout(r, 5));
+  await until(() => app.built.subscriptions.hub.size >= n, `${n} subscription(s) registered`, { everyMs: 5 });
+}
+
+/** Waits until the app holds no subscription: the server has seen every close. */
+export async function untilUnsubscribed(...apps: TestApp[]): Promise<void> {
+  await until(() => apps.every((app) => app.built.subscriptions.hub.size === 0), 'every subscription to end on the server', { everyMs: 5 });
+}
+
+/**
+ * The same for a service in another process, read from its /metrics: `n` subscriptions to
+ * `field` registered (listening, so an event committed next is delivered).
+ */
+export async function untilSubscribedAt(base: string, field: string, n = 1): Promise<void> {
+  const gauge = new RegExp(`^graphql_subscriptions_active\\{field="${field}"\\} (\\d+)$`, 'm');
+  await until(async () => Number(gauge.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? 0) >= n, `${n} ${field} subscription(s) in ${base}/metrics`);
 }

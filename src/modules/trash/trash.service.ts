@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { emit } from '../../core/events';
-import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, sharedPeriod, type BackgroundJob, type SharedPeriod } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
@@ -121,6 +121,14 @@ export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<nu
 
 /** `firstRunMs`: how soon after start the first run comes (then hourly). */
 export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firstRunMs: number): BackgroundJob & { runNow(): Promise<void> } {
+  const claim = sharedPeriod(orm);
+  // A scheduled run that finds the period taken by another instance says so: one line per
+  // instance and period, the sign that this instance's run came and did nothing.
+  const shared: SharedPeriod = async (name, periodMs) => {
+    const mine = await claim(name, periodMs);
+    if (!mine && days > 0) log.info('trash retention skipped: another instance ran it this period');
+    return mine;
+  };
   return intervalJob(
     'trash-retention',
     RETENTION_INTERVAL_MS,
@@ -130,6 +138,6 @@ export function trashRetentionJob(orm: MikroORM, days: number, log: Logger, firs
       if (purged !== null && days > 0) log.info({ purged, days }, 'trash retention purged posts');
     },
     (err) => log.error({ err }, 'trash retention failed'),
-    { firstRunMs, shared: sharedPeriod(orm) },
+    { firstRunMs, shared },
   );
 }
