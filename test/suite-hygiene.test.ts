@@ -10,11 +10,6 @@ import { join, relative } from 'node:path';
 const root = join(__dirname, '..');
 const testDir = __dirname;
 
-/** Files that break a rule for now, each with why; each must still break it (or leave this list). */
-const EXEMPT: Record<string, string> = {
-  'test/tricks.test.ts': 'owned by another branch of issue 41, which rewrites it',
-};
-
 const RULES: [string, RegExp][] = [
   ['a fixed sleep (setTimeout)', /(?<!jest\.)\bsetTimeout\s*\(/],
   ['a fixed sleep (sleep/delay)', /(?<![\w.])(?:sleep|delay)\s*\(/],
@@ -61,13 +56,9 @@ describe('suite hygiene', () => {
   it('no test file outside test/support/ sleeps, skips or focuses', () => {
     // This file names what it looks for (its rules and their samples): the first test checks it.
     const found = testFiles()
-      .filter((file) => !(file in EXEMPT) && file !== relative(root, __filename))
+      .filter((file) => file !== relative(root, __filename))
       .flatMap((file) => violations(readFileSync(join(root, file), 'utf8')).map((v) => `${file}:${v}`));
     // Wait for the thing itself with test/support/wait.ts (until, event, settled); see docs/testing.md.
     expect(found).toEqual([]);
-  });
-
-  it('each exemption is still needed', () => {
-    for (const file of Object.keys(EXEMPT)) expect([file, violations(readFileSync(join(root, file), 'utf8')).length > 0]).toEqual([file, true]);
   });
 });

@@ -28,6 +28,7 @@ import { clients, rest } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
 import { followStart, type FollowedStart } from './support/follow-start';
 import { resetSecretOf, startMailbox, type Mailbox } from './support/mailbox';
+import { settled, until } from './support/wait';
 
 jest.setTimeout(120_000);
 
@@ -83,9 +84,10 @@ async function startService(nodeArgs: string[], env: Record<string, string>): Pr
 async function stopService(s: Service | undefined): Promise<void> {
   if (!s || s.child.exitCode !== null || s.child.signalCode !== null) return;
   s.child.kill('SIGTERM');
-  const timer = setTimeout(() => s.child.kill('SIGKILL'), 15_000);
-  await s.exited;
-  clearTimeout(timer);
+  await settled(s.exited, 'the service to exit on SIGTERM', 15_000).catch(() => {
+    s.child.kill('SIGKILL');
+    return s.exited;
+  });
 }
 
 /** Allocations that survive young collections from a few hot sites: what V8 pretenures. */
@@ -275,7 +277,7 @@ describe('token cache (src/modules/auth/auth.tokens.ts)', () => {
     verify.mockClear();
     await expectAccepted(token, user.id);
     expect(verify).toHaveBeenCalledTimes(1);
-    await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 50));
+    await until(() => Date.now() > exp * 1000 + 50, "the token's exp to pass", { ms: 5_000 });
     await expectRefused(token, 'Invalid token');
     // Refused from the cache: its exp was checked there, not by a second verify.
     expect(verify).toHaveBeenCalledTimes(1);
