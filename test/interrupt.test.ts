@@ -10,7 +10,8 @@ import { until } from './support/wait';
  * `npm test` interrupted mid-run stops everything it started and removes its temporary folders
  * (scripts/test.mjs, test/support/run-cleanup.ts). It runs two real test files (two jest workers):
  * test/cluster.test.ts, whose `npm start` runs its own PostgreSQL, and test/json-sql.test.ts. Once
- * the test PostgreSQL and that `npm start`'s PostgreSQL both run, npm's pid alone gets SIGTERM.
+ * the test PostgreSQL and that `npm start`'s PostgreSQL both run, npm's pid alone gets SIGTERM, or
+ * npm's process group SIGINT (what Ctrl-C in a terminal does).
  * Afterwards no process of it is left (each carries a probe in its environment, whatever its
  * process group or parent) and the TMPDIR it was given is empty.
  */
@@ -27,7 +28,13 @@ afterEach(() => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-it('SIGTERM to npm test mid-run leaves no process and no temporary folder of it', async () => {
+/** How the run is interrupted: npm's pid alone, or its whole foreground group as a terminal's Ctrl-C does. */
+const interrupts: [string, NodeJS.Signals, (pid: number) => number][] = [
+  ['SIGTERM to npm\'s pid', 'SIGTERM', (pid) => pid],
+  ['Ctrl-C (SIGINT to npm\'s process group)', 'SIGINT', (pid) => -pid],
+];
+
+it.each(interrupts)('%s mid-run leaves no process and no temporary folder of npm test', async (_how, signal, target) => {
   tmp = mkdtempSync(join(tmpdir(), 'blog-api-interrupt-'));
   chmodSync(tmp, 0o755);
   const probe = randomBytes(8).toString('hex');
@@ -60,9 +67,9 @@ it('SIGTERM to npm test mid-run leaves no process and no temporary folder of it'
   if (running === 'ended early') throw new Error(`npm test ended before it was interrupted:\n${out}\nlast seen running:\n${seen.join('\n')}`);
   expect(readdirSync(tmp)).toEqual([expect.stringMatching(/^blog-api-run-/)]);
 
-  process.kill(child.pid!, 'SIGTERM');
+  process.kill(target(child.pid!), signal);
   const end = await exited;
-  // npm reports the interruption: its script ended by SIGTERM.
+  // npm reports the interruption: its script ended by the signal.
   expect(end.code ?? end.signal).not.toBe(0);
   expect(carrying(PROBE, probe)).toEqual([]);
   expect(readdirSync(tmp)).toEqual([]);
