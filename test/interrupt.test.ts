@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,11 +20,15 @@ jest.setTimeout(300_000);
 const root = join(__dirname, '..');
 const PROBE = 'BLOG_API_INTERRUPT_PROBE';
 
-let npm: ChildProcess | undefined;
+let probe: string;
 let tmp: string;
-afterEach(() => {
-  // A failed test must not leave its run behind: the whole group, then its folder.
-  if (npm?.pid) try { process.kill(-npm.pid, 'SIGKILL'); } catch { /* gone */ }
+afterEach(async () => {
+  // A failed test must not leave its run behind: every process of it (jest runs in a group of its
+  // own, so npm's group is not enough), then its folder.
+  await until(() => {
+    for (const p of carrying(PROBE, probe)) try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ }
+    return carrying(PROBE, probe).length === 0;
+  }, 'the processes of the interrupted run to die', { ms: 30_000, everyMs: 100 });
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -37,7 +41,7 @@ const interrupts: [string, NodeJS.Signals, (pid: number) => number][] = [
 it.each(interrupts)('%s mid-run leaves no process and no temporary folder of npm test', async (_how, signal, target) => {
   tmp = mkdtempSync(join(tmpdir(), 'blog-api-interrupt-'));
   chmodSync(tmp, 0o755);
-  const probe = randomBytes(8).toString('hex');
+  probe = randomBytes(8).toString('hex');
   // jest's cache and npm's compile cache live in TMPDIR by default and outlive runs by design:
   // jest's goes to a folder of this run's own, npm's is off.
   const cache = `--cacheDirectory=${join(tmpdir(), 'interrupt-jest-cache')}`;
@@ -47,7 +51,6 @@ it.each(interrupts)('%s mid-run leaves no process and no temporary folder of npm
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  npm = child;
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (out += c));
