@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { transformFileSync } from '@swc/core';
-import { startEmbeddedPostgres, sweepOldBinaryCopies, sweepOrphanedClusters } from '../src/db/embedded';
+import { startEmbeddedPostgres, sweepAbandonedStaging, sweepOldBinaryCopies, sweepOrphanedClusters } from '../src/db/embedded';
 
 /**
  * A throwaway DATA_DIR leaves no database behind. As root, with a DATA_DIR the `postgres` user
@@ -147,4 +147,20 @@ it('the per-checkout copies of the older scheme are removed once complete for 10
   copy('embedded-postgres-data-0123456789abcdef', 20 * 60_000); // a cluster, not a copy
   expect(sweepOldBinaryCopies([dir])).toEqual([old]);
   expect(readdirSync(dir).sort()).toEqual(['embedded-postgres-aaaaaaaaaaaa', 'embedded-postgres-bbbbbbbbbbbb', 'embedded-postgres-data-0123456789abcdef']);
+});
+
+it('a staging copy of the binaries that never completed is removed once an hour old', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'blog-api-staging-'));
+  made.push(dir);
+  const staging = (name: string, ageMs: number) => {
+    mkdirSync(join(dir, name, 'native'), { recursive: true });
+    const when = new Date(Date.now() - ageMs);
+    utimesSync(join(dir, name), when, when);
+    return join(dir, name);
+  };
+  const abandoned = staging('embedded-postgres-bin-18.4.0-0123456789abcdef.tmp-AbCdEf', 2 * 3_600_000);
+  staging('embedded-postgres-bin-18.4.0-0123456789abcdef.tmp-GhIjKl', 60_000); // a copy in progress
+  staging('embedded-postgres-bin-18.4.0-0123456789abcdef', 2 * 3_600_000); // the shared copy itself
+  expect(sweepAbandonedStaging(dir)).toEqual([abandoned]);
+  expect(readdirSync(dir).sort()).toEqual(['embedded-postgres-bin-18.4.0-0123456789abcdef', 'embedded-postgres-bin-18.4.0-0123456789abcdef.tmp-GhIjKl']);
 });

@@ -121,6 +121,7 @@ function reachableBinaries(nativeDir: string, owner: Owner | undefined): string 
   const base = join(FALLBACK_ROOT, `${BINARIES_PREFIX}${version.replace(/[^\w.-]/g, '_')}-${hash.digest('hex').slice(0, 16)}`);
   const copy = join(base, 'native');
   sweepOldBinaryCopies();
+  sweepAbandonedStaging();
   if (!existsSync(copy)) {
     const staging = mkdtempSync(`${base}.tmp-`);
     try {
@@ -137,6 +138,25 @@ function reachableBinaries(nativeDir: string, owner: Owner | undefined): string 
     }
   }
   return copy;
+}
+
+/**
+ * Removes the staging folders of copies that never completed (a start killed while copying): a
+ * copy takes seconds, so one older than an hour is abandoned.
+ */
+export function sweepAbandonedStaging(root = FALLBACK_ROOT, now = Date.now()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(root).filter((n) => n.startsWith(BINARIES_PREFIX) && n.includes('.tmp-')); } catch { return removed; }
+  for (const name of names) {
+    const staging = join(root, name);
+    try {
+      if (now - statSync(staging).mtimeMs < 3_600_000) continue;
+      rmSync(staging, { recursive: true, force: true });
+      removed.push(staging);
+    } catch { /* raced with its own start or another sweep */ }
+  }
+  return removed;
 }
 
 /**
