@@ -44,6 +44,12 @@ function startLoad() {
 const logs = mkdtempSync(join(tmpdir(), 'blog-api-test-repeat-'));
 let current;
 let stopping = false;
+const failedRuns = [];
+/** The logs are kept only when a run failed. */
+const exit = (code) => {
+  if (failedRuns.length === 0) rmSync(logs, { recursive: true, force: true });
+  process.exit(code);
+};
 const load = startLoad();
 const stopLoad = () => { try { process.kill(-load.child.pid, 'SIGKILL'); } catch { /* gone */ } };
 process.on('exit', stopLoad);
@@ -53,9 +59,9 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     stopping = true;
     console.log(`\ntest:repeat: ${signal}: stopping the run in progress and the load`);
     stopLoad();
-    if (!current) process.exit(130);
+    if (!current) exit(130);
     try { process.kill(-current.pid, signal); } catch { /* gone */ }
-    current.once('exit', () => process.exit(130));
+    current.once('exit', () => exit(130));
   });
 }
 
@@ -75,7 +81,7 @@ function runOnce(i) {
     let failed = [];
     try {
       const json = JSON.parse(readFileSync(report, 'utf8'));
-      failed = json.testResults.filter((r) => r.status !== 'passed').map((r) => ({
+      failed = json.testResults.filter((r) => r.status === 'failed').map((r) => ({
         file: relative(root, r.name),
         tests: r.assertionResults.filter((a) => a.status === 'failed').map((a) => a.fullName),
         message: r.assertionResults.length ? '' : r.message.split('\n').slice(0, 5).join('\n'),
@@ -89,7 +95,6 @@ function runOnce(i) {
 
 console.log(`test:repeat: ${files.join(' ')}, ${n} runs, jest ${jestOptions.join(' ')}; load: ${load.describe}`);
 const failures = new Map(files.map((f) => [f, 0]));
-const failedRuns = [];
 let ran = 0;
 for (let i = 1; i <= n && !stopping; i++) {
   const r = await runOnce(i);
@@ -112,5 +117,4 @@ for (let i = 1; i <= n && !stopping; i++) {
 stopLoad();
 console.log(`\ntest:repeat summary: ${ran - failedRuns.length} of ${ran} runs passed${failedRuns.length ? ` (failed: ${failedRuns.join(', ')})` : ''}`);
 for (const [file, count] of failures) console.log(`  ${file}: ${ran - count}/${ran} passed`);
-if (failedRuns.length === 0) rmSync(logs, { recursive: true, force: true });
-process.exit(failedRuns.length ? 1 : 0);
+exit(failedRuns.length ? 1 : 0);
