@@ -3,7 +3,7 @@
 // Runs the chosen test files n times in a row, one jest run after another, on a loaded machine:
 // while they run, a busy loop (node) keeps one core busy, pinned to the last core with taskset when
 // there is one. Prints each run's result (the failing files and tests when it fails) and a summary
-// per file; exits 1 if any run failed. Options starting with `-` go to jest (default
+// per file; exits 1 if any run failed. Options starting with `-` go to jest, written --name=value (default
 // --maxWorkers=1: the files of a run one after another, beside the load). Each run's full jest
 // output is kept in a log file, named in the summary of a failed run.
 //
