@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { userExample } from '../src/openapi/examples';
 import { REQUEST_BODIES } from '../src/openapi/request-bodies';
 import { run as runIn } from './support/run';
 import { until } from './support/wait';
-import { freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type Started } from './support/npm-start';
+import { carrying, freshCopy, leftovers, npmStart, processes, stopStarted, type Copy, type Started } from './support/npm-start';
 
 /**
  * The typed clients in examples/ (a package of its own) stay true to the service:
@@ -174,6 +174,32 @@ describe('examples/: typed clients generated from the schema and the OpenAPI doc
       await exited;
     }
   }, 60_000);
+
+  it('npm run mock stopped by SIGTERM to npm\'s pid leaves nothing listening and no process', async () => {
+    // Each process it starts carries the probe in its environment, whatever its parent.
+    const probe = randomBytes(8).toString('hex');
+    const npm = spawn('npm', ['run', 'mock', '--', '--port', '0'], {
+      cwd: examples,
+      env: { ...process.env, NO_COLOR: '1', MOCK_PROBE: probe },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let log = '';
+    npm.stdout.setEncoding('utf8').on('data', (c) => (log += c));
+    npm.stderr.setEncoding('utf8').on('data', (c) => (log += c));
+    const exited = new Promise((r) => npm.on('exit', r));
+    try {
+      const port = await until(() => Number(/Prism is listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1] ?? 0), `Prism to listen:\n${log}`, { ms: 60_000 });
+      expect((await fetch(`http://127.0.0.1:${port}/posts`)).status).toBe(200);
+      expect(carrying('MOCK_PROBE', probe).some((p) => /prism mock/.test(p.cmd))).toBe(true);
+      process.kill(npm.pid!, 'SIGTERM');
+      await exited;
+      expect(carrying('MOCK_PROBE', probe)).toEqual([]);
+      await expect(fetch(`http://127.0.0.1:${port}/posts`)).rejects.toThrow();
+    } finally {
+      try { process.kill(-npm.pid!, 'SIGKILL'); } catch { /* nothing left */ }
+    }
+  }, 90_000);
 
   describe(`against npm start${TRUSTED_DOCUMENTS ? ' with GRAPHQL_TRUSTED_DOCUMENTS=only and the generated manifest' : ' (default mode: documents sent as text until trusted documents land)'}`, () => {
     let copy: Copy;

