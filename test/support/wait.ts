@@ -1,5 +1,3 @@
-import { once, type EventEmitter } from 'node:events';
-
 /** What a condition answers once it holds. */
 export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
 
@@ -22,19 +20,6 @@ export async function until<T>(condition: () => T | Promise<T>, label: string, {
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${label}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-/**
- * Waits for `emitter` to emit `name` and returns the event's arguments; an `error` event first
- * rejects (as `events.once` does). `ms` only bounds a failure, which names what was awaited.
- */
-export async function event<T extends unknown[] = unknown[]>(emitter: EventEmitter, name: string, label: string, ms = 20_000): Promise<T> {
-  try {
-    return (await once(emitter, name, { signal: AbortSignal.timeout(ms) })) as T;
-  } catch (err) {
-    if ((err as Error).name === 'AbortError') throw new Error(`timed out after ${ms} ms waiting for ${label} (event '${name}')`);
-    throw err;
   }
 }
 
