@@ -51,7 +51,12 @@ export class AppError extends Error {
     /** The resource's current strong ETag, on a failed precondition (REST sends it as ETag). */
     readonly etag?: string,
   ) {
+    // A 4xx is an answer, not a fault: nobody reads its stack, and V8 captures one by walking the
+    // request's whole async chain (a visible share of a 404's CPU in a profile). A 5xx keeps its stack.
+    const limit = Error.stackTraceLimit;
+    if (KINDS[kind].status < 500) Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'AppError';
     this.status = KINDS[kind].status;
     this.code = KINDS[kind].code;

@@ -46,9 +46,10 @@ export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
 export function sendPublic(
   req: IncomingMessage,
   res: ServerResponse,
-  o: { contentType: string; text: string; seconds: number; vary: string },
+  o: { contentType: string; text: string; seconds: number; vary: string; tag?: string },
 ): string {
-  const tag = entityTag(o.text, o.contentType.startsWith('application/json') ? '' : o.contentType);
+  // `tag`: the one a route already took of this JSON text (http/routes.ts replyTagged), not hashed twice.
+  const tag = o.tag ?? entityTag(o.text, o.contentType.startsWith('application/json') ? '' : o.contentType);
   if (matches(req.headers['if-none-match'], tag)) {
     sendNotModified(res, tag, o);
     return tag;

@@ -61,7 +61,7 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       const reply = await def.handler(new ExpressRestRequest(req, def.method === 'get' ? undefined : bodyOf(req)), ctx);
       // A public read's 200 to an anonymous caller: ETag, public Cache-Control, 304 when unchanged.
       if (publicRead && reply.status === 200) {
-        const tag = sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY });
+        const tag = sendPublic(req, res, { contentType: JSON_TYPE, text: replyText(reply), seconds: deps.publicCacheSeconds, vary: REST_VARY, tag: 'etag' in reply ? reply.etag : undefined });
         if (version !== undefined) deps.revalidation!.remember(req.url, tag, version);
         return;
       }
