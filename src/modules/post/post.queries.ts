@@ -186,9 +186,8 @@ const BY_ID: SliceOptions = { orderBy: { id: 'asc' }, limit: 1 };
  * `filters`), or null when hidden or gone: the list's builder with a where of one id.
  */
 export async function postById<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, id: number, filters: Record<string, boolean> = {}): Promise<T | null> {
-  // postSource's slice without a total, minus its layers: every detail read (GET /posts/:id) comes here.
-  const rows = await runStatement<PostRow>(ctx.reader(), await postStatement(ctx, projection, filters, { id }, BY_ID), { stale: ctx.readFrom === 'read' });
-  return rows.length ? projection.map(ctx, rows)[0] : null;
+  const [post] = (await postSource(ctx, projection, filters).slice({ id }, BY_ID)).rows;
+  return post ?? null;
 }
 
 /** One post as `post(id)` answers it (the filters of postViewSource), or null when hidden or gone. */
