@@ -72,11 +72,15 @@ export function ormConfig({ clientUrl, directUrl = clientUrl, replicaUrls = [], 
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
     // Fail fast instead of queueing forever when PostgreSQL is down or hung: requests then get
     // 503 (core/errors.ts isConnectionError) and /readyz turns 503 too. pg's pool options: its
-    // connectionTimeoutMillis also bounds the wait for a free connection. The replicas'
-    // connections get the same options (MikroORM copies driverOptions to each).
+    // connectionTimeoutMillis also bounds the wait for a free connection. A statement's own run is
+    // bounded by the server (statement_timeout), and a server that went away under an open
+    // connection by TCP keepalive. No client-side query_timeout: pg arms a timer per query for it,
+    // and under load that made every result outlive two young collections (test/tricks.test.ts).
+    // The replicas' connections get the same options (MikroORM copies driverOptions to each).
     driverOptions: {
       connectionTimeoutMillis: 5000,
-      query_timeout: STATEMENT_TIMEOUT_MS + 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       application_name: applicationName,
       ...(pooled ? {} : { statement_timeout: STATEMENT_TIMEOUT_MS }),
     },

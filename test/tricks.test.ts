@@ -15,6 +15,10 @@
  * - src/db/embedded.ts starts PostgreSQL with fixed glibc malloc thresholds (MALLOC_TRIM_THRESHOLD_,
  *   MALLOC_MMAP_THRESHOLD_): the postmaster runs with them (/proc/<pid>/environ) and forks every backend,
  *   and an operator's own values win.
+ * - mikro-orm.config.ts gives pg no query_timeout: pg arms a timer per query for it, and under
+ *   load every result then outlived two young collections and went to the old generation (V8's
+ *   --trace-gc-nvp: promoted against allocated bytes). Without it a result dies young; the
+ *   control adds the option back and sees the promotion.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -341,5 +345,54 @@ describe('glibc malloc thresholds of the embedded PostgreSQL (src/db/embedded.ts
 
   it("the operator's own values win", async () => {
     expect(await backendMalloc({ MALLOC_TRIM_THRESHOLD_: '1048576' })).toEqual({ MALLOC_TRIM_THRESHOLD_: '1048576', MALLOC_MMAP_THRESHOLD_: '33554432' });
+  });
+});
+
+describe("no client-side query timeout on the ORM's pool (mikro-orm.config.ts driverOptions)", () => {
+  /**
+   * 50 requests' worth of statements, each answering a 20 KB text (a first page's size), through a
+   * pg pool of 10 with the service's driver options plus `extra`, under V8's GC trace: the share
+   * of what the young generation allocated during the load that it promoted to the old one.
+   */
+  function promotedShare(url: string, extra: Record<string, unknown>): number {
+    const config = JSON.stringify(join(root, 'dist', 'mikro-orm.config.js'));
+    const code = `
+      const { Pool } = require('pg');
+      const { ormConfig } = require(${config});
+      const options = { ...ormConfig({ clientUrl: ${JSON.stringify(url)} }).driverOptions, ...${JSON.stringify(extra)} };
+      const pool = new Pool({ connectionString: ${JSON.stringify(url)}, max: 10, ...options });
+      (async () => {
+        await Promise.all(Array.from({ length: 10 }, () => pool.query('select 1')));
+        console.log('LOAD');
+        const end = Date.now() + 3000;
+        const worker = async () => { while (Date.now() < end) await pool.query("select repeat('x', 20000) as json"); };
+        await Promise.all(Array.from({ length: 50 }, worker));
+        await pool.end();
+      })();
+    `;
+    const out = runNode(['--trace-gc-nvp'], code);
+    let promoted = 0;
+    let allocated = 0;
+    // Node 24 prints name=value pairs, Node 26 JSON: the young collections after the pool is warm.
+    for (const line of out.slice(out.indexOf('LOAD')).split('\n')) {
+      if (!/gc=s |"gc":"s"/.test(line)) continue;
+      promoted += Number(/promoted"?[=:](\d+)/.exec(line)![1]);
+      allocated += Number(/allocated"?[=:](\d+)/.exec(line)![1]);
+    }
+    expect(allocated).toBeGreaterThan(100 * 1024 * 1024);
+    return promoted / allocated;
+  }
+
+  let url: string;
+  beforeAll(async () => {
+    url = await createTestDatabase();
+  });
+
+  it('with the service’s options a result dies young: under 5% of what the load allocates is promoted', () => {
+    expect(promotedShare(url, {})).toBeLessThan(0.05);
+  });
+
+  it('the control: with pg’s query_timeout (a timer per query) the same load promotes over a third of it', () => {
+    expect(promotedShare(url, { query_timeout: 35_000 })).toBeGreaterThan(0.35);
   });
 });
