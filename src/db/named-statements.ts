@@ -15,8 +15,9 @@ import type { ReadTarget } from './replicas';
  * few runs, planned once. So outside a transaction such a statement runs through pg's pool with
  * a `name` (the extended protocol's Parse once per connection, then Bind and Execute): the pool
  * is MikroORM's own, handed out by the documented `getNativeClient()`, and pg's pool and client
- * keep track of which connection has parsed which name. In a transaction it runs unnamed on the
- * transaction's connection (db/statements.ts).
+ * keep track of which connection has parsed which name. Outside a transaction every other
+ * statement of the service's own runs through the same pool unnamed (runPooled); in a
+ * transaction a statement runs unnamed on the transaction's connection (db/statements.ts).
  *
  * What a server connection keeps is named by what it is: `s_` and the first 20 hex digits of the
  * SHA-256 of the text, so two different statements never share a name (another build's, during a
@@ -81,29 +82,32 @@ export const namesStatements = (em: EntityManager): boolean => byDriver.has(em.g
 export const statementName = (text: string): string => `s_${hash('sha256', text).slice(0, 20)}`;
 
 /**
- * The rows of the statement `name` (`text`, `values`) on `connection`'s pool, prepared there if
- * that connection has not yet; on a failure of the name itself, the rows of `plain()` instead.
+ * The rows of `statement` on `connection`'s pool (pg's, from MikroORM's `getNativeClient()`):
+ * named when it has a `name`, prepared on that connection if it has not been yet; on a failure of
+ * the name itself, run again unnamed. Through `pool.query`, whose callback form lets a result die
+ * young: pg's promise form (`client.query` without a callback, as Kysely calls it) made nearly
+ * every result outlive two young collections under load (test/tricks.test.ts).
  */
-export async function runNamed<R>(
+export async function runPooled<R>(
   em: EntityManager,
   connection: AbstractSqlConnection,
   target: ReadTarget,
-  statement: { name: string; text: string; sql: string; params: readonly unknown[] },
-  plain: () => Promise<R[]>,
+  statement: { name?: string; text: string; sql: string; params: readonly unknown[] },
 ): Promise<R[]> {
   let pool = pools.get(connection);
   if (!pool) pools.set(connection, (pool = (await connection.getNativeClient()) as Pool));
+  const { name, text } = statement;
   const start = performance.now();
   try {
-    const { rows } = await pool.query({ name: statement.name, text: statement.text, values: statement.params as unknown[] });
-    logStatement(em, statement, statement.text, target, start, rows.length);
+    const { rows } = await pool.query(name ? { name, text, values: statement.params as unknown[] } : { text, values: statement.params as unknown[] });
+    logStatement(em, statement, text, target, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, statement.text, target, start, 0, 'error');
-    const reason = REASONS[(err as { code?: string }).code ?? ''];
+    logStatement(em, statement, text, target, start, 0, 'error');
+    const reason = name ? REASONS[(err as { code?: string }).code ?? ''] : undefined;
     if (!reason) throw em.getDriver().convertException(err as Error);
-    em.config.getLogger().warn('info', `named statement ${statement.name} ${reason} (${(err as Error).message}): run unnamed`);
+    em.config.getLogger().warn('info', `named statement ${name} ${reason} (${(err as Error).message}): run unnamed`);
     byDriver.get(em.getDriver())?.fellBack(reason);
-    return plain();
+    return runPooled(em, connection, target, { ...statement, name: undefined });
   }
 }

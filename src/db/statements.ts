@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { CompiledQuery } from 'kysely';
 import { raw, type AbstractSqlConnection, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
-import { namesStatements, runNamed, statementName } from './named-statements';
+import { namesStatements, runPooled, statementName } from './named-statements';
 import { readStale, PRIMARY, type ReadTarget } from './replicas';
 import { logStatement } from './statement-log';
 
@@ -10,14 +10,14 @@ import { logStatement } from './statement-log';
  * statements.
  *
  * Run: `runStatement` sends SQL with PostgreSQL's `$1, $2, ...` and its values separately (the
- * extended protocol: the driver binds the values, nothing is written into the text) through the
- * ORM's own Kysely client, the one `em.getKysely()` hands out: the EntityManager's transaction
- * when it has one, else the pool of the connection it reads from. MikroORM's own `execute` writes
- * the values into the text instead, so its statements are never that. Each statement is handed to
- * the ORM's logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement
- * log sees them), and its errors go through the driver's `convertException`, as the ORM's do. A
- * read that may be slightly stale goes to the connection db/replicas.ts picks. A cached statement
- * (below) runs named outside a transaction (db/named-statements.ts).
+ * extended protocol: the driver binds the values, nothing is written into the text): in the
+ * EntityManager's transaction through the ORM's own Kysely client, else through pg's pool of the
+ * connection it reads from (MikroORM's `getNativeClient()`, db/named-statements.ts runPooled),
+ * named there when it is a cached statement (below). MikroORM's own `execute` writes the values
+ * into the text instead, so its statements are never that. Each statement is handed to the ORM's
+ * logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement log sees
+ * them), and its errors go through the driver's `convertException`, as the ORM's do. A read that
+ * may be slightly stale goes to the connection db/replicas.ts picks.
  *
  * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
  * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
@@ -92,14 +92,14 @@ export async function runStatement<R>(em: EntityManager, statement: Statement, o
   const trx = em.getTransactionContext<CompiledQueryRunner>();
   if (trx) return send<R>(em, trx, PRIMARY, statement);
   const run = (connection: AbstractSqlConnection, target: ReadTarget) => {
-    const { name, text } = statement;
-    const plain = () => send<R>(em, connection.getClient(), target, statement);
-    return name && text && namesStatements(em) ? runNamed<R>(em, connection, target, { ...statement, name, text }, plain) : plain();
+    const named = statement.name !== undefined && statement.text !== undefined && namesStatements(em);
+    const text = statement.text ?? numbered(statement.sql, statement.params.length);
+    return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text });
   };
   return options.stale ? readStale(em, run) : run(em.getConnection('write'), PRIMARY);
 }
 
-/** What runs a compiled query: Kysely, or one of its transactions. */
+/** What runs a compiled query in a transaction: Kysely's. */
 interface CompiledQueryRunner {
   executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }>;
 }
