@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { arch, platform, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { transformFileSync } from '@swc/core';
@@ -11,6 +11,8 @@ import { startEmbeddedPostgres, sweepAbandonedStaging, sweepOldBinaryCopies, swe
  * cannot enter (mktemp -d makes it 0700), the cluster lives in /var/tmp/embedded-postgres-data-<hash>;
  * once that DATA_DIR is gone, the next start removes it, unless its PostgreSQL still runs.
  * As another user the cluster is always inside DATA_DIR, and removing DATA_DIR removes it.
+ * The sweep test keeps its clusters in a folder of its own: in /var/tmp, another test file's
+ * start (they run at once) could sweep the orphan first.
  */
 const made: string[] = [];
 afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -21,10 +23,29 @@ const aged = (base: string) => {
   utimesSync(join(base, 'data-dir'), past, past);
 };
 
-it('the cluster of a removed DATA_DIR is removed by the next start, one whose PostgreSQL runs is kept', async () => {
+it('a DATA_DIR the postgres user cannot reach has its cluster in /var/tmp, named by a hash of its path', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'blog-api-sweep-'));
   made.push(dataDir);
   const pg = await startEmbeddedPostgres({ dataDir });
+  const cluster = realpathSync(join(dataDir, 'postgres'));
+  await pg.stop();
+  if (process.getuid?.() !== 0) {
+    expect(cluster.startsWith(`${realpathSync(dataDir)}/`)).toBe(true);
+    return;
+  }
+  made.push(dirname(cluster));
+  const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+  expect(cluster).toBe(`/var/tmp/embedded-postgres-data-${id}/postgres`);
+  expect(readFileSync(join(dirname(cluster), 'data-dir'), 'utf8')).toBe(dataDir);
+}, 60_000);
+
+it('the cluster of a removed DATA_DIR is removed by the next start, one whose PostgreSQL runs is kept', async () => {
+  const clusterRoot = mkdtempSync('/var/tmp/blog-api-clusters-');
+  made.push(clusterRoot);
+  chmodSync(clusterRoot, 0o755); // the postgres user must reach the clusters in it
+  const dataDir = mkdtempSync(join(tmpdir(), 'blog-api-sweep-'));
+  made.push(dataDir);
+  const pg = await startEmbeddedPostgres({ dataDir, clusterRoot });
   const cluster = realpathSync(join(dataDir, 'postgres'));
   if (process.getuid?.() !== 0) {
     await pg.stop();
@@ -32,23 +53,22 @@ it('the cluster of a removed DATA_DIR is removed by the next start, one whose Po
     return;
   }
   const base = dirname(cluster);
-  made.push(base);
-  expect(base).toMatch(/^\/var\/tmp\/embedded-postgres-data-[0-9a-f]{16}$/);
+  expect(base).toMatch(new RegExp(`^${clusterRoot}/embedded-postgres-data-[0-9a-f]{16}$`));
   expect(readFileSync(join(base, 'data-dir'), 'utf8')).toBe(dataDir);
   aged(base);
 
   // Its DATA_DIR is there and points at it: kept.
-  expect(sweepOrphanedClusters()).not.toContain(base);
+  expect(sweepOrphanedClusters(clusterRoot)).not.toContain(base);
   // DATA_DIR removed while its PostgreSQL runs: kept, the postmaster is alive.
   rmSync(dataDir, { recursive: true, force: true });
-  expect(sweepOrphanedClusters()).not.toContain(base);
+  expect(sweepOrphanedClusters(clusterRoot)).not.toContain(base);
   expect(existsSync(cluster)).toBe(true);
   await pg.stop();
 
   // Stopped, its DATA_DIR gone: the next start (on another DATA_DIR) removes it and says so.
   const next = mkdtempSync(join(tmpdir(), 'blog-api-sweep-'));
   const lines: string[] = [];
-  const second = await startEmbeddedPostgres({ dataDir: next, log: (m) => lines.push(m) });
+  const second = await startEmbeddedPostgres({ dataDir: next, clusterRoot, log: (m) => lines.push(m) });
   made.push(next, dirname(realpathSync(join(next, 'postgres'))));
   await second.stop();
   expect(existsSync(base)).toBe(false);

@@ -194,11 +194,11 @@ const FALLBACK_ROOT = '/var/tmp';
 const FALLBACK_PREFIX = 'embedded-postgres-data-';
 const FALLBACK_OWNER_FILE = 'data-dir';
 
-function clusterDir(dataDir: string, owner: Owner | undefined): string {
+function clusterDir(dataDir: string, owner: Owner | undefined, root: string): string {
   const preferred = join(dataDir, 'postgres');
   if (!owner || canReach(owner, dataDir)) return preferred;
   const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
-  const base = join(FALLBACK_ROOT, `${FALLBACK_PREFIX}${id}`);
+  const base = join(root, `${FALLBACK_PREFIX}${id}`);
   mkdirSync(base, { recursive: true, mode: 0o755 });
   chmodSync(base, 0o755);
   writeFileSync(join(base, FALLBACK_OWNER_FILE), dataDir);
@@ -213,16 +213,16 @@ function clusterDir(dataDir: string, owner: Owner | undefined): string {
  * its cluster (about 40 MB) behind. A cluster whose postmaster runs, or that was made in the
  * last minute (a start in progress), is left alone.
  */
-export function sweepOrphanedClusters(now = Date.now()): string[] {
+export function sweepOrphanedClusters(root = FALLBACK_ROOT, now = Date.now()): string[] {
   let names: string[];
   try {
-    names = readdirSync(FALLBACK_ROOT).filter((n) => n.startsWith(FALLBACK_PREFIX));
+    names = readdirSync(root).filter((n) => n.startsWith(FALLBACK_PREFIX));
   } catch {
     return [];
   }
   const removed: string[] = [];
   for (const name of names) {
-    const base = join(FALLBACK_ROOT, name);
+    const base = join(root, name);
     try {
       const marker = join(base, FALLBACK_OWNER_FILE);
       // Made by a version that did not name its DATA_DIR: whose it is cannot be told.
@@ -326,8 +326,10 @@ const POSTGRES_MALLOC = { MALLOC_TRIM_THRESHOLD_: '67108864', MALLOC_MMAP_THRESH
  * `port` (optional) restarts a cluster where clients expect it, e.g. after a simulated outage.
  * `durable: false` (a throwaway cluster: the test server's) skips every fsync, in initdb and
  * after, and commits without waiting for the disk: a crash may lose it, which costs nothing there.
+ * `clusterRoot` (optional, /var/tmp by default) is where the cluster of a DATA_DIR the postgres
+ * user cannot reach lives, and the folder this start sweeps for orphaned ones.
  */
-export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number; durable?: boolean }): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void; port?: number; maxConnections?: number; durable?: boolean; clusterRoot?: string }): Promise<EmbeddedPostgres> {
   const durable = opts.durable ?? true;
   const log = opts.log ?? (() => undefined);
   const owner = postgresOwner();
@@ -335,8 +337,9 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; log?: (msg:
   hydrateSymlinks(native);
   const binDir = join(reachableBinaries(native, owner), 'bin');
   mkdirSync(opts.dataDir, { recursive: true });
-  if (owner) for (const base of sweepOrphanedClusters()) log(`removed ${base}: the database cluster of a DATA_DIR that no longer exists`);
-  const cluster = clusterDir(opts.dataDir, owner);
+  const clusterRoot = opts.clusterRoot ?? FALLBACK_ROOT;
+  if (owner) for (const base of sweepOrphanedClusters(clusterRoot)) log(`removed ${base}: the database cluster of a DATA_DIR that no longer exists`);
+  const cluster = clusterDir(opts.dataDir, owner, clusterRoot);
   if (cluster !== join(opts.dataDir, 'postgres')) {
     log(`DATA_DIR is not reachable by the postgres user; the database cluster lives in ${cluster}`);
     // A pointer where people look for it; PostgreSQL itself is given the real path.
