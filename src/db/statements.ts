@@ -89,11 +89,11 @@ function numbered(sql: string, count: number): string {
 
 /** The rows of `statement`, in `em`'s transaction if any (then always on the primary). */
 export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
+  const text = statement.text ?? numbered(statement.sql, statement.params.length);
   const trx = em.getTransactionContext<CompiledQueryRunner>();
-  if (trx) return send<R>(em, trx, PRIMARY, statement);
+  if (trx) return inTransaction<R>(em, trx, statement, text);
   const run = (connection: AbstractSqlConnection, target: ReadTarget) => {
     const named = statement.name !== undefined && statement.text !== undefined && namesStatements(em);
-    const text = statement.text ?? numbered(statement.sql, statement.params.length);
     return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text });
   };
   return options.stale ? readStale(em, run) : run(em.getConnection('write'), PRIMARY);
@@ -104,15 +104,15 @@ interface CompiledQueryRunner {
   executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }>;
 }
 
-async function send<R>(em: EntityManager, db: CompiledQueryRunner, target: ReadTarget, statement: Statement): Promise<R[]> {
-  const text = statement.text ?? numbered(statement.sql, statement.params.length);
+/** A transaction runs on its own connection, which is the primary's. */
+async function inTransaction<R>(em: EntityManager, db: CompiledQueryRunner, statement: Statement, text: string): Promise<R[]> {
   const start = performance.now();
   try {
     const { rows } = await db.executeQuery(CompiledQuery.raw(text, statement.params as unknown[]));
-    logStatement(em, statement, text, target, start, rows.length);
+    logStatement(em, statement, text, PRIMARY, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, text, target, start, 0, 'error');
+    logStatement(em, statement, text, PRIMARY, start, 0, 'error');
     throw em.getDriver().convertException(err as Error);
   }
 }
