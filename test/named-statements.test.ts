@@ -2,7 +2,9 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { closeOrm, initOrm, migrateDatabase } from '../src/db/orm';
 import { cachedStatement, param, runStatement, statementOf } from '../src/db/statements';
 import { namedStatementsOf, statementName, type FallbackReason } from '../src/db/named-statements';
-import { postJson } from '../src/modules/post/post.rest';
+import { Client } from 'pg';
+import { postJson, postJsonSource } from '../src/modules/post/post.rest';
+import { POST_LIST_ORDER, POSTS_PER_PAGE } from '../src/modules/post/post.queries';
 import { readContextOf } from '../src/core/context';
 import { Post } from '../src/modules/post/post.entity';
 import { createTestDatabase } from './support/harness';
@@ -99,5 +101,39 @@ it('a column-type migration under a live instance: the plan it invalidated runs 
   } finally {
     await closeOrm(live);
     await orm.em.fork().execute('alter table posts alter column title type varchar(255)');
+  }
+});
+
+/**
+ * A page's LIMIT (the page size, part of the statement's shape) is in the text, the offset a
+ * parameter: PostgreSQL then plans the page once for every offset (its generic plan) instead of
+ * at every run, which for a page of posts costs more than running it. The control: the same text
+ * with the LIMIT as a parameter is planned again at every run, since for an unknown LIMIT the
+ * planner assumes a tenth of the table.
+ */
+it('a page of posts is planned once for every page: its page size is in the text, the offset a parameter', async () => {
+  await orm.em.fork().execute(
+    `insert into posts (user_id, title, slug, body, published, created_at, updated_at)
+     select (select min(id) from users), 'Page ' || g, 'page-' || g, 'B', true, now() - g * interval '1 minute', now() from generate_series(1, 2000) g`,
+  );
+  await orm.em.fork().execute('analyze posts');
+  const page = (offset: number) => postJsonSource(readContextOf(orm.em.fork())).slice({}, { orderBy: POST_LIST_ORDER, limit: POSTS_PER_PAGE, offset });
+  for (let i = 0; i < 8; i++) expect((await page(i * 100)).rows).toHaveLength(POSTS_PER_PAGE);
+  const plans = await orm.em.fork().execute<{ statement: string; generic_plans: string; custom_plans: string }[]>(
+    `select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%from "posts" as "s"%offset $1%'`,
+  );
+  expect(plans).toHaveLength(1);
+  expect(plans[0].statement).toContain(`limit ${POSTS_PER_PAGE} offset $1`);
+  expect(Number(plans[0].generic_plans)).toBeGreaterThan(0);
+
+  const control = new Client({ connectionString: url });
+  await control.connect();
+  try {
+    const text = plans[0].statement.replace(`limit ${POSTS_PER_PAGE} offset $1`, 'limit $2 offset $1');
+    for (let i = 0; i < 8; i++) await control.query({ name: 'limit_as_parameter', text, values: [i * 100, POSTS_PER_PAGE] });
+    const [{ generic_plans, custom_plans }] = (await control.query(`select generic_plans, custom_plans from pg_prepared_statements where name = 'limit_as_parameter'`)).rows;
+    expect({ generic_plans: Number(generic_plans), custom_plans: Number(custom_plans) }).toEqual({ generic_plans: 0, custom_plans: 8 });
+  } finally {
+    await control.end();
   }
 });

@@ -187,15 +187,26 @@ export async function cachedStatement(em: EntityManager, shape: string, values: 
 /** The names of every statement built so far (what a connection may be asked to prepare): pooler tests. */
 export const compiledStatementNames = (): string[] => [...new Set([...compiled.values()].map((c) => c.name))];
 
+/**
+ * A LIMIT that is part of the shape (a page size) is written into the text. PostgreSQL plans a
+ * named statement once for every value (its generic plan) only when that plan is no dearer than
+ * planning each run; with the LIMIT unknown it assumes a tenth of the table, so it planned every
+ * run of a page again (`pg_prepared_statements.custom_plans`, test/named-statements.test.ts).
+ */
+function isPageSize(value: unknown, sql: string, at: number): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0 && /\blimit\s+$/i.test(sql.slice(0, at));
+}
+
 /** A built statement as slots: each `?` a value of the shape or a declared parameter, each marker a declared parameter. */
 function compile(shape: string, built: Statement): Compiled {
   const slots: Compiled['slots'][number][] = [];
   let next = 0;
-  const sql = built.sql.replace(SLOTS, (placeholder, index?: string) => {
+  const sql = built.sql.replace(SLOTS, (placeholder, index: string | undefined, at: number, whole: string) => {
     if (index !== undefined) slots.push({ index: Number(index) });
     else {
       const value = built.params[next++];
       const i = declared.get(value as object);
+      if (i === undefined && isPageSize(value, whole, at)) return String(value);
       slots.push(i === undefined ? { value } : { index: i });
     }
     return '?';
