@@ -21,7 +21,7 @@
  *   it), nearly every result outlived two young collections under load and went to the old
  *   generation (V8's --trace-gc-nvp: promoted against allocated bytes); the controls show both.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,10 +106,18 @@ const SURVIVORS = `
   console.log('done');
 `;
 
-function runNode(args: string[], code: string): string {
-  const r = spawnSync(process.execPath, [...args, '-e', code], { encoding: 'utf8', cwd: root, timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`node failed (${r.status}): ${r.stderr}`);
-  return r.stdout + r.stderr;
+/**
+ * `code` in a child Node with `args`: its stdout and stderr. Asynchronous, so that while it runs
+ * (seconds, on a busy machine) this worker keeps reading the output of the service the tests
+ * below start, and keeps its sockets to it serviced.
+ */
+function runNode(args: string[], code: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [...args, '-e', code], { encoding: 'utf8', cwd: root, timeout: 60_000, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`node failed (${String(err.code ?? err.signal)}): ${stderr}`));
+      else resolve(stdout + stderr);
+    });
+  });
 }
 
 beforeAll(build);
@@ -125,27 +133,27 @@ describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first 
   });
   afterAll(() => stopService(service));
 
-  it('the built heap.js turns it off: a workload V8 pretenures without it is never weighed with it', () => {
+  it('the built heap.js turns it off: a workload V8 pretenures without it is never weighed with it', async () => {
     const heap = JSON.stringify(join(root, 'dist', 'src', 'core', 'heap.js'));
-    const without = runNode(TRACE, SURVIVORS);
+    const without = await runNode(TRACE, SURVIVORS);
     // The control: this V8 traces pretenuring, and this workload gets sites decided for tenuring
     // (Node 20 and 24's V8 reach `=> tenure`; Node 26's stops at `=> maybe tenure` on this workload).
     expect(without).toMatch(PRETENURING_LINE);
     expect(without).toMatch(/=> (maybe )?tenure/);
-    const withHeap = runNode(TRACE, `require(${heap});\n${SURVIVORS}`);
+    const withHeap = await runNode(TRACE, `require(${heap});\n${SURVIVORS}`);
     expect(withHeap).toContain('done');
     expect(withHeap).not.toMatch(/unrecognized flag/i);
     expect(withHeap).not.toMatch(PRETENURING_LINE);
   });
 
-  it('main.js loads heap.js before any other module', () => {
+  it('main.js loads heap.js before any other module', async () => {
     const main = readFileSync(join(root, 'dist', 'src', 'main.js'), 'utf8');
     expect(/require\(["']([^"']+)["']\)/.exec(main)?.[1]).toBe('./core/heap');
     // The control for the running service below: loading the service's modules allocates
     // enough for V8 to weigh sites, and heap.js loaded after them is too late.
     const app = JSON.stringify(join(root, 'dist', 'src', 'app.js'));
     const heap = JSON.stringify(join(root, 'dist', 'src', 'core', 'heap.js'));
-    expect(runNode(TRACE, `require('reflect-metadata'); require(${app}); require(${heap});`)).toMatch(PRETENURING_LINE);
+    expect(await runNode(TRACE, `require('reflect-metadata'); require(${app}); require(${heap});`)).toMatch(PRETENURING_LINE);
   });
 
   it('the service started as npm start starts it never weighs a site: not while loading, not under requests', async () => {
@@ -360,7 +368,7 @@ describe("results that die young: the pool without query_timeout, the service's 
    * (the promise form, as Kysely runs the ORM's).
    */
   const RUNS_PER_WORKER = 100;
-  function promotedShare(url: string, extra: Record<string, unknown>, via: 'pool.query' | 'client promise'): number {
+  async function promotedShare(url: string, extra: Record<string, unknown>, via: 'pool.query' | 'client promise'): Promise<number> {
     const config = JSON.stringify(join(root, 'dist', 'mikro-orm.config.js'));
     const code = `
       const { Pool } = require('pg');
@@ -379,7 +387,7 @@ describe("results that die young: the pool without query_timeout, the service's 
         await pool.end();
       })();
     `;
-    const out = runNode(['--trace-gc-nvp'], code);
+    const out = await runNode(['--trace-gc-nvp'], code);
     let promoted = 0;
     let allocated = 0;
     // Node 24 prints name=value pairs, Node 26 JSON: the young collections after the pool is warm.
@@ -397,15 +405,15 @@ describe("results that die young: the pool without query_timeout, the service's 
     url = await createTestDatabase();
   });
 
-  it("with the service's options and pool.query, a result dies young: under 5% of what the load allocates is promoted", () => {
-    expect(promotedShare(url, {}, 'pool.query')).toBeLessThan(0.05);
+  it("with the service's options and pool.query, a result dies young: under 5% of what the load allocates is promoted", async () => {
+    expect(await promotedShare(url, {}, 'pool.query')).toBeLessThan(0.05);
   });
 
-  it("the control: with pg's query_timeout (a timer per query) the same load promotes over a third of it", () => {
-    expect(promotedShare(url, { query_timeout: 35_000 }, 'pool.query')).toBeGreaterThan(0.35);
+  it("the control: with pg's query_timeout (a timer per query) the same load promotes over a third of it", async () => {
+    expect(await promotedShare(url, { query_timeout: 35_000 }, 'pool.query')).toBeGreaterThan(0.35);
   });
 
-  it("the control: through a client's promise form (Kysely's way) the same load promotes over a third of it", () => {
-    expect(promotedShare(url, {}, 'client promise')).toBeGreaterThan(0.35);
+  it("the control: through a client's promise form (Kysely's way) the same load promotes over a third of it", async () => {
+    expect(await promotedShare(url, {}, 'client promise')).toBeGreaterThan(0.35);
   });
 });
