@@ -137,3 +137,16 @@ it('a page of posts is planned once for every page: its page size is in the text
     await control.end();
   }
 });
+
+it("a post's detail sorts nothing: its one row is not wrapped in an ORDER BY, which PostgreSQL would sort again", async () => {
+  expect(await postJson(readContextOf(orm.em.fork()), postId)).toContain('"title":"Named"');
+  const [detail] = (await prepared()).filter((p) => p.statement.includes('"p"."id" = $1') && p.statement.includes('::text as json'));
+  expect(detail).toBeDefined();
+  const sorts = async (text: string) => {
+    const plan = await orm.em.fork().execute<{ 'QUERY PLAN': string }[]>(`explain (generic_plan, costs off) ${text}`);
+    return plan.map((line) => line['QUERY PLAN']).filter((line) => /Sort Key: x\./.test(line));
+  };
+  expect(await sorts(detail.statement)).toEqual([]);
+  // The control: the same statement with the wrapper's ORDER BY back gets a Sort of its own.
+  expect(await sorts(`${detail.statement} order by x."id" asc`)).toEqual(['  Sort Key: x.id']);
+});

@@ -46,9 +46,10 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
   /**
    * The statement of this projection around the post statement `qb` (alias `p`, its author as
    * `u`, its columns those of PostRow, `total` and `version` among them when a page asks):
-   * it may add to `qb` and wrap it, passing on the columns `extra`. The rows it returns keep the order `orderBy`.
+   * it may add to `qb` and wrap it, passing on the columns `extra`. The rows it returns keep the
+   * order `orderBy`; null when the slice is one row at most (a detail), which has no order to keep.
    */
-  statement(em: EntityManager, qb: PostStatementBuilder, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object>, extra: readonly string[]): Promise<Statement>;
+  statement(em: EntityManager, qb: PostStatementBuilder, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object> | null, extra: readonly string[]): Promise<Statement>;
   /** The projection's values of the rows its statement returned. */
   map(ctx: C, rows: PostRow[]): T[];
 }
@@ -170,7 +171,9 @@ async function postStatement<T, C extends PostReadContext>(
     qb.addSelect(raw('u.name as author_name'));
     if (total === 'count') qb.addSelect((await counter(em, w, filters)).qb.as('total'));
     if (total) qb.addSelect(raw(`${PAGE_VERSION_SQL} as version`));
-    return projection.statement(em, qb, orderBy, total === 'count' ? ['total', 'version'] : total ? ['version'] : []);
+    // One row needs no order. A wrapper's ORDER BY would cost every detail a Sort of its row, JSON
+    // included: `id = $1` fixes the id, so PostgreSQL keeps no order from `qb`'s own ORDER BY.
+    return projection.statement(em, qb, limit > 1 ? orderBy : null, total === 'count' ? ['total', 'version'] : total ? ['version'] : []);
   });
 }
 

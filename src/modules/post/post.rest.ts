@@ -57,7 +57,8 @@ const postJsonProjection: PostProjection<JsonText & { id: number }> = {
   async statement(em, qb, orderBy, extra) {
     qb.addSelect(raw(`(${await commentsSql(em)}) as comments_json`));
     const inner = statementOf(qb);
-    return { sql: `select x.id, ${restPostJson('x')}::text as json${extra.map((c) => `, x.${c}`).join('')} from (${inner.sql}) x order by ${orderSql(em, orderBy, 'x')}`, params: inner.params };
+    const order = orderBy ? ` order by ${orderSql(em, orderBy, 'x')}` : '';
+    return { sql: `select x.id, ${restPostJson('x')}::text as json${extra.map((c) => `, x.${c}`).join('')} from (${inner.sql}) x${order}`, params: inner.params };
   },
   map: (_ctx, rows) => rows.map((r) => ({ id: r.id, json: (r as unknown as JsonText).json })),
 };
