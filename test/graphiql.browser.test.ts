@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { uniqueEmail } from './support/factories';
 import { untilSubscribed } from './support/ws';
+import { until } from './support/wait';
 
 /**
  * GraphiQL at /graphql in a real browser (Debian's Chromium through playwright-core), as a
@@ -97,7 +98,9 @@ describeInBrowser('test/graphiql.browser.test.ts', 'GraphiQL at /graphql, in Chr
       expect(shown).toEqual({ data: { posts: { total: 1, data: [{ id: postId, title, user: { name: 'Browser Reader' } }] } } });
       expect(errors()).toEqual([]);
       expect([...hosts]).toEqual([new URL(app.url).host]);
-      // The editor's GraphQL and JSON language services run in workers served by this origin.
+      // The editor's GraphQL and JSON language services run in workers served by this origin
+      // (Monaco starts the GraphQL one when it first needs it, which may be after the answer).
+      await until(() => workers.size >= 3, "the editor's three workers to start");
       expect([...workers].sort()).toEqual(['/graphql/assets/editor.worker.js', '/graphql/assets/graphql.worker.js', '/graphql/assets/json.worker.js']);
     } finally {
       await close();
