@@ -1,4 +1,4 @@
-import { raw, type RawQueryFragment, type EntityManager, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
+import { raw, type RawQueryFragment, type EntityManager, type QueryBuilder, type FilterQuery, type QBFilterQuery, type QueryOrderMap } from '@mikro-orm/postgresql';
 import type { ReadContext, RequestContext } from '../../core/context';
 import type { ListSource, SliceOptions } from '../../core/pagination';
 import { PAGE_VERSION_SQL, pageWithTotal } from '../../db/list-totals';
@@ -32,9 +32,11 @@ export function orderSql(em: EntityManager, orderBy: QueryOrderMap<object>[] | Q
     .join(', ');
 }
 
-/** What a projection may do with the post statement's builder: add to its select, then compile it. */
+/** What a projection may do with the post statement's builder: change its select, join a sub-query laterally, then compile it. */
 interface PostStatementBuilder {
   addSelect(field: RawQueryFragment): unknown;
+  select(fields: RawQueryFragment[]): unknown;
+  innerJoinLateral(sub: Parameters<QueryBuilder<Post>['innerJoinLateral']>[0], alias: string, cond: Record<string, never[]>): unknown;
   getQuery(): string;
   getParams(): readonly unknown[];
 }
@@ -46,7 +48,7 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
   /**
    * The statement of this projection around the post statement `qb` (alias `p`, its author as
    * `u`, its columns those of PostRow, `total` and `version` among them when a page asks):
-   * it may add to `qb` and wrap it, passing on the columns `extra`. The rows it returns keep the
+   * it may add to `qb`, replace its select or wrap it, passing on the columns `extra`. The rows it returns keep the
    * order `orderBy`; null when the slice is one row at most (a detail), which has no order to keep.
    */
   statement(em: EntityManager, qb: PostStatementBuilder, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object> | null, extra: readonly string[]): Promise<Statement>;
@@ -171,8 +173,8 @@ async function postStatement<T, C extends PostReadContext>(
     qb.addSelect(raw('u.name as author_name'));
     if (total === 'count') qb.addSelect((await counter(em, w, filters)).qb.as('total'));
     if (total) qb.addSelect(raw(`${PAGE_VERSION_SQL} as version`));
-    // One row needs no order. A wrapper's ORDER BY would cost every detail a Sort of its row, JSON
-    // included: `id = $1` fixes the id, so PostgreSQL keeps no order from `qb`'s own ORDER BY.
+    // One row needs no order, and a projection may then read it flat (REST's JSON): a wrapper's
+    // ORDER BY would cost every detail a Sort of its row, JSON included.
     return projection.statement(em, qb, limit > 1 ? orderBy : null, total === 'count' ? ['total', 'version'] : total ? ['version'] : []);
   });
 }
