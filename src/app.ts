@@ -6,7 +6,6 @@ import { AppError } from './core/errors';
 import { buildGraphqlSchema } from './graphql/schema';
 import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
-import { graphqlIde, graphqlIdeAsset, IDE_ASSET_ROUTE, wantsIde } from './graphql/ide';
 import { graphqlBody, graphqlHttp } from './graphql/http';
 import { TrustedDocuments } from './graphql/documents';
 import { Revalidation } from './http/revalidation';
@@ -63,6 +62,9 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   const state = { draining: false };
   const inFlight = new InFlight();
   const production = deps.config.env === 'production';
+  // GraphiQL is a development tool: a production process never loads its module (nor, on first
+  // use, its bundler and bundle).
+  const ide = production ? undefined : await import('./graphql/ide');
   const metrics = createMetrics(deps.orm);
   const schema = await buildGraphqlSchema(services);
   const apollo = createApolloServer(schema, {
@@ -99,7 +101,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   // Routes on the app's own router, not on nested Routers: each nesting is a second walk per
   // request. Express tries routes in order, so the busiest come first: GraphQL, then the posts.
   const graphql = graphqlHttp(apollo, { ...adapterDeps, documents });
-  mountPath(app, '/graphql', { get: [idePage(), graphql], post: [graphqlBody, graphql] });
+  mountPath(app, '/graphql', { get: ide ? [idePage(ide), graphql] : [graphql], post: [graphqlBody, graphql] });
   mountRoutes(app, restRoutes(services), adapterDeps);
   mountOperational(app);
   app.use(notFound);
@@ -131,14 +133,13 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
     mountPath(router, '/reset-password', { get: [asDocument, pages.resetPassword] });
     mountPath(router, '/verify-email', { get: [asDocument, pages.verifyEmail] });
     mountPath(router, PAGE_ASSET_ROUTE, { get: [asDocument, pages.asset] });
-    if (!production) mountPath(router, IDE_ASSET_ROUTE, { get: [asDocument, graphqlIdeAsset] });
+    if (ide) mountPath(router, ide.IDE_ASSET_ROUTE, { get: [asDocument, ide.graphqlIdeAsset] });
   }
 
   /** GraphiQL for a browser's GET /graphql (not in production); any other request is GraphQL's. */
-  function idePage(): RequestHandler {
-    if (production) return (_req, _res, next) => next();
-    const page = graphqlIde();
-    return (req, res, next) => (wantsIde(req) ? asDocument(req, res, () => page(req, res, next)) : next());
+  function idePage(ide: typeof import('./graphql/ide')): RequestHandler {
+    const page = ide.graphqlIde();
+    return (req, res, next) => (ide.wantsIde(req) ? asDocument(req, res, () => page(req, res, next)) : next());
   }
 
   const final = finalHandler({ log: deps.log, metrics });

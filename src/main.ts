@@ -1,5 +1,5 @@
 // First: V8 settings that must hold before the service allocates anything (core/heap.ts).
-import './core/heap';
+import { releaseMemory, releaseWhenIdle } from './core/heap';
 // Second: OpenTelemetry, when tracing is on, before http, express, pg and graphql are required (telemetry.ts).
 import './telemetry';
 import 'reflect-metadata';
@@ -86,6 +86,9 @@ async function main(): Promise<void> {
     const build = () => createApp({ config: { ...config, jwtSecret }, orm: ready, log });
     // With tracing on, building the schema (an introspection query) is not a trace of its own.
     built = await (traces ? traces.quiet(build) : build());
+    // The start's garbage (modules' init code, the schema's and metadata's scaffolding) goes back
+    // to the system before the first request, not whenever V8 would get to it.
+    releaseMemory();
     // The callback also hears a listen error (EADDRINUSE): it must not read as success.
     server = await new Promise((resolve, reject) => {
       const s = built.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -100,6 +103,8 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 5_000;
   if (cluster.isWorker) built.metrics.exposition = clusterMetrics(built.metrics.registry);
   let stopping = false;
+  // And what a busy period grew, once it is over (MEMORY_RELEASE_IDLE_MS).
+  const stopReleasing = config.memoryReleaseIdleMs > 0 ? releaseWhenIdle(built.inFlight, config.memoryReleaseIdleMs, (ms) => log.debug({ ms: Math.round(ms) }, 'idle: memory released')) : () => undefined;
   // Once per instance: a cluster's primary chooses the worker that runs them (src/cluster.ts).
   if (cluster.isWorker) jobsWhenChosen(() => !stopping && built.startJobs());
   else built.startJobs();
@@ -113,6 +118,7 @@ async function main(): Promise<void> {
   // The shutdown, one step after another; a new resource adds its step where it belongs.
   const steps: { name: string; run: () => Promise<unknown> }[] = [
     { name: 'service url', run: async () => forgetUrl() },
+    { name: 'memory release', run: async () => stopReleasing() },
     // Before http: open WebSockets would hold server.close() until the forced cut.
     // /readyz turns 503 first, and the upgrade refuses new sockets from here on.
     {

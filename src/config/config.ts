@@ -48,6 +48,7 @@ const envSchema = z.object({
   TRUST_PROXY: intSetting(0),
   SUBSCRIPTION_CONNECTIONS_PER_IP: intSetting(100),
   THREADPOOL_NICE: intSetting(10).pipe(z.number().max(19, 'must be at most 19')),
+  MEMORY_RELEASE_IDLE_MS: intSetting(10_000),
   WEB_CONCURRENCY: z
     .string()
     .trim()
@@ -114,6 +115,8 @@ export interface Config {
   subscriptionConnectionsPerIp: number;
   /** Niceness of libuv's thread pool (bcrypt) relative to the event loop; 0 leaves it alone. */
   threadpoolNice: number;
+  /** Idle time after which the heap's spare memory goes back to the system (core/heap.ts); 0 = never. */
+  memoryReleaseIdleMs: number;
   logLevel: string;
   /** max-age of public reads (GET /posts, GET /posts/:id, anonymous GraphQL GET queries); 0 = revalidate each time. */
   publicCacheSeconds: number;
@@ -217,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     trustProxy: e.TRUST_PROXY,
     subscriptionConnectionsPerIp: e.SUBSCRIPTION_CONNECTIONS_PER_IP,
     threadpoolNice: e.THREADPOOL_NICE,
+    memoryReleaseIdleMs: e.MEMORY_RELEASE_IDLE_MS,
     logLevel: e.LOG_LEVEL,
     publicCacheSeconds: e.PUBLIC_CACHE_SECONDS,
     requireIfMatch: e.REQUIRE_IF_MATCH,

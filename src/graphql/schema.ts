@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema, type ResolverData } from 'type-graphql';
-import { resolvers } from '../modules';
+import { directResolvers, resolvers } from '../modules';
+import { installDirectResolvers } from './direct-resolvers';
 import type { Services } from '../modules/services';
 
 /**
@@ -10,7 +11,7 @@ import type { Services } from '../modules/services';
  */
 export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSchema> {
   const instances = new Map<unknown, unknown>();
-  return buildSchema({
+  const schema = await buildSchema({
     resolvers,
     validate: false,
     // Required by type-graphql once a @Subscription exists, but unused: every subscription brings
@@ -32,6 +33,8 @@ export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSc
       },
     },
   });
+  installDirectResolvers(schema, directResolvers);
+  return schema;
 }
 
 /** The SDL committed at schema/schema.graphql; sorted so it diffs cleanly. */

@@ -5,16 +5,28 @@
  */
 export class InFlight {
   private count = 0;
+  private started = 0;
   private waiters: (() => void)[] = [];
 
   /** Runs a handler (a REST route, a GraphQL request), counted for its whole run. */
   async run<T>(handler: () => T | Promise<T>): Promise<T> {
     this.count++;
+    this.started++;
     try {
       return await handler();
     } finally {
       if (--this.count === 0) this.waiters.splice(0).forEach((w) => w());
     }
+  }
+
+  /** Handlers started so far (core/heap.ts releaseWhenIdle tells a busy minute from an idle one). */
+  served(): number {
+    return this.started;
+  }
+
+  /** Handlers running now. */
+  running(): number {
+    return this.count;
   }
 
   /** Resolves when no tracked handler runs. */

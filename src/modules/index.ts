@@ -1,9 +1,9 @@
 import type { RouteDef } from '../http/routes';
 import { AuthResolver } from './auth/auth.resolver';
 import { authRoutes } from './auth/auth.routes';
-import { CommentResolver } from './comment/comment.resolver';
+import { commentEmbeds, CommentResolver } from './comment/comment.resolver';
 import { commentRoutes } from './comment/comment.routes';
-import { PostResolver, UserPostsResolver } from './post/post.resolver';
+import { postEmbeds, PostResolver, UserPostsResolver } from './post/post.resolver';
 import { postRoutes } from './post/post.routes';
 import type { Services } from './services';
 import { TenantPostResolver } from './tenant-post/tenant-post.resolver';
@@ -23,6 +23,9 @@ export const resolvers = [
   TrashResolver,
   TenantPostResolver,
 ] as const;
+
+/** The embeds a page resolves most, called by graphql-js without type-graphql's wrapper (graphql/direct-resolvers.ts). */
+export const directResolvers = { Post: postEmbeds, Comment: commentEmbeds };
 
 /** Every feature's REST routes. */
 export function restRoutes(services: Services): RouteDef[] {

@@ -1,7 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../core/errors';
-import { buildOpenApiDocument } from './document';
 
 /**
  * GET /openapi.json and Swagger UI at GET /docs, from the installed swagger-ui-dist (no CDN; the
@@ -54,10 +53,13 @@ const HTML = `<!doctype html>
 `;
 
 export function openApiHandlers() {
-  const body = JSON.stringify(buildOpenApiDocument());
+  // Built on the first request for it, not at start: the document's modules and its text (about
+  // 1.5 MB of heap) are then held only by a process somebody asked for them.
+  let body: Promise<string> | undefined;
+  const documentBody = () => (body ??= import('./document').then((d) => JSON.stringify(d.buildOpenApiDocument())));
   return {
-    document(_req: Request, res: Response) {
-      res.type('application/json').send(body);
+    document(_req: Request, res: Response, next: NextFunction) {
+      documentBody().then((text) => res.type('application/json').send(text), next);
     },
     page(_req: Request, res: Response) {
       res.type('html').send(HTML);

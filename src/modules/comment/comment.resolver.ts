@@ -13,6 +13,7 @@ import { CommentType, presentComment, type CommentView } from './comment.types';
 import { MessageType } from '../../graphql/pagination.types';
 import { commentEtag, ETAG, IF_MATCH } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
+import type { DirectResolvers } from '../../graphql/direct-resolvers';
 
 const COMMENT_NOT_FOUND = 'Comment not found';
 
@@ -85,12 +86,20 @@ export class CommentResolver {
     return commentEtag(ctx, comment.id);
   }
 
+  // Runs as commentEmbeds.user (below): this declares the field.
   @FieldResolver(() => AuthorType, { nullable: true, description: 'null when the author is soft-deleted' })
   user(@Root() comment: CommentView, @Ctx() ctx: RequestContext): AuthorView | null | Promise<AuthorView | null> {
-    const known = knownAuthor(comment);
-    return known !== undefined ? known : authorLoader(ctx).load(comment.userId);
+    return commentEmbeds.user(comment, {}, ctx);
   }
 }
+
+/** A comment's author as graphql-js calls it, without type-graphql's wrapper (as post.resolver.ts postEmbeds). */
+export const commentEmbeds = {
+  user(comment: CommentView, _args: object, ctx: RequestContext): AuthorView | null | Promise<AuthorView | null> {
+    const known = knownAuthor(comment);
+    return known !== undefined ? known : authorLoader(ctx).load(comment.userId);
+  },
+} satisfies DirectResolvers<CommentView>;
 
 /**
  * The comment an event names, its author primed; null once the comment itself is gone. Not
