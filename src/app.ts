@@ -64,7 +64,8 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   const production = deps.config.env === 'production';
   // GraphiQL is a development tool: a production process never loads its module (nor, on first
   // use, its bundler and bundle).
-  const ide = production ? undefined : await import('./graphql/ide');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required only outside production
+  const ide = production ? undefined : (require('./graphql/ide') as typeof import('./graphql/ide'));
   const metrics = createMetrics(deps.orm);
   const schema = await buildGraphqlSchema(services);
   const apollo = createApolloServer(schema, {

@@ -48,7 +48,7 @@ const envSchema = z.object({
   TRUST_PROXY: intSetting(0),
   SUBSCRIPTION_CONNECTIONS_PER_IP: intSetting(100),
   THREADPOOL_NICE: intSetting(10).pipe(z.number().max(19, 'must be at most 19')),
-  MEMORY_RELEASE_IDLE_MS: intSetting(10_000),
+  MEMORY_RELEASE_IDLE_MS: intSetting(60_000),
   WEB_CONCURRENCY: z
     .string()
     .trim()

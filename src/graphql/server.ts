@@ -5,7 +5,8 @@ import {
   ApolloServerPluginLandingPageDisabled,
   ApolloServerPluginUsageReportingDisabled,
 } from '@apollo/server/plugin/disabled';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { InMemoryLRUCache } from '@apollo/utils.keyvaluecache';
+import { GraphQLError, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import { argumentErrorsPlugin } from './argument-errors';
@@ -25,6 +26,9 @@ export function createApolloServer(schema: GraphQLSchema, opts: { log: Logger; p
     validationRules: limitRules,
     // Parsing is linear, but a 1 MB document of tokens is still work nobody legitimate asks for.
     parseOptions: { maxTokens: 5000 },
+    // Parsed and validated documents, reused by the next request with the same text: at most
+    // about 4 MiB (Apollo's default allows 30), thousands of documents of a real client's size.
+    documentStore: new InMemoryLRUCache<DocumentNode>({ maxSize: 4 * 2 ** 20, sizeCalculation: InMemoryLRUCache.sizeCalculation }),
     // One operation per HTTP request: a batch would multiply the cost limit by its length.
     allowBatchedHttpRequests: false,
     // Authentication is by bearer header only, never cookies, so a cross-site request carries no

@@ -13,12 +13,10 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
 } from 'graphql';
-import { CloseCode } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
-import jwt from 'jsonwebtoken';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
+import { onFirstUse } from '../core/lazy';
 import { EventListener } from '../core/events';
 import { directUrlOf } from '../db/orm';
 import { tracing } from '../core/tracing';
@@ -95,91 +93,103 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
     onActive: opts.metrics.active,
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  wss.on('connection', (socket) => {
-    opts.metrics.socketOpened(1);
-    socket.once('close', () => {
-      opts.metrics.socketOpened(-1);
-      const c = connections.get(socket);
-      if (c?.expiry) clearTimeout(c.expiry);
+  /**
+   * The WebSocket server and graphql-ws on it, built on the first upgrade (core/lazy.ts): a
+   * process no subscriber connects to never loads either.
+   */
+  const endpoint = onFirstUse(() => {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const ws = require('ws') as typeof import('ws');
+    const gws = { ...(require('graphql-ws') as typeof import('graphql-ws')), ...(require('graphql-ws/use/ws') as typeof import('graphql-ws/use/ws')) };
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    const wss = new ws.WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+    wss.on('connection', (socket) => {
+      opts.metrics.socketOpened(1);
+      socket.once('close', () => {
+        opts.metrics.socketOpened(-1);
+        const c = connections.get(socket);
+        if (c?.expiry) clearTimeout(c.expiry);
+      });
     });
-  });
 
-  const operationContext = (socket: WebSocket): LiveContext => {
-    const c = connections.get(socket)!;
-    const ctx = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: c.ip, tenantId: c.tenantId, authorization: c.authorization });
-    return Object.assign(ctx, { live: hub });
-  };
+    const operationContext = (socket: WebSocket): LiveContext => {
+      const c = connections.get(socket)!;
+      const ctx = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: c.ip, tenantId: c.tenantId, authorization: c.authorization });
+      return Object.assign(ctx, { live: hub });
+    };
 
-  const server = useServer(
-    {
-      schema,
-      async onConnect(ctx) {
-        const { socket, request } = ctx.extra;
-        const params = ctx.connectionParams ?? {};
-        const authorization = typeof params.authorization === 'string' ? params.authorization : undefined;
-        const rawTenant = params.tenantId;
-        const tenantId = opts.resolveTenant({ headers: { 'x-tenant-id': typeof rawTenant === 'string' || typeof rawTenant === 'number' ? String(rawTenant) : undefined }, hostname: request.headers.host });
-        const conn: Connection = { ip: clientIp(request), authorization, tenantId };
-        const probe = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: conn.ip, tenantId, authorization });
-        try {
-          if (await probe.actor()) {
-            // A connection lives no longer than its token; verified above, so decoding is safe.
-            const exp = (jwt.decode(/\S+$/.exec(authorization!)![0]) as { exp?: number } | null)?.exp;
-            if (exp) {
-              conn.expiry = setTimeout(() => socket.close(CloseCode.Unauthorized, 'Token expired'), Math.max(0, exp * 1000 - Date.now()));
-              conn.expiry.unref();
+    const server = gws.useServer(
+      {
+        schema,
+        async onConnect(ctx) {
+          const { socket, request } = ctx.extra;
+          const params = ctx.connectionParams ?? {};
+          const authorization = typeof params.authorization === 'string' ? params.authorization : undefined;
+          const rawTenant = params.tenantId;
+          const tenantId = opts.resolveTenant({ headers: { 'x-tenant-id': typeof rawTenant === 'string' || typeof rawTenant === 'number' ? String(rawTenant) : undefined }, hostname: request.headers.host });
+          const conn: Connection = { ip: clientIp(request), authorization, tenantId };
+          const probe = buildRequestContext(orm, services.tokens, { requestId: randomUUID(), ip: conn.ip, tenantId, authorization });
+          try {
+            if (await probe.actor()) {
+              // A connection lives no longer than its token; verified above, so decoding is safe.
+              const exp = services.tokens.expiryOf(/\S+$/.exec(authorization!)![0]);
+              if (exp) {
+                conn.expiry = setTimeout(() => socket.close(gws.CloseCode.Unauthorized, 'Token expired'), Math.max(0, exp * 1000 - Date.now()));
+                conn.expiry.unref();
+              }
             }
+          } catch (err) {
+            const e = toAppError(err);
+            socket.close(e.status === 401 ? gws.CloseCode.Unauthorized : e.status === 503 ? 1013 : gws.CloseCode.InternalServerError, e.status < 500 ? e.message : 'Service unavailable');
+            return false;
+          } finally {
+            probe.em.clear();
           }
-        } catch (err) {
-          const e = toAppError(err);
-          socket.close(e.status === 401 ? CloseCode.Unauthorized : e.status === 503 ? 1013 : CloseCode.InternalServerError, e.status < 500 ? e.message : 'Service unavailable');
-          return false;
-        } finally {
-          probe.em.clear();
-        }
-        connections.set(socket, conn);
-        live.add(ctx);
-        return true;
+          connections.set(socket, conn);
+          live.add(ctx);
+          return true;
+        },
+        onClose(ctx) {
+          live.delete(ctx);
+        },
+        async onSubscribe(ctx, id, payload) {
+          if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
+            return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection`, { extensions: { code: 'TOO_MANY_REQUESTS' } })];
+          }
+          // A manifest document named by `extensions.documentId`, or (in `only` mode) sent as its exact text.
+          let text = payload.query;
+          if (opts.documents) {
+            const r = opts.documents.resolveSubscribe(payload);
+            if (r.kind === 'refused') return [r.error];
+            if (r.kind === 'document') text = r.query;
+          }
+          let document;
+          try {
+            document = parse(text, { maxTokens: 5000 });
+          } catch (err) {
+            return [err as GraphQLError];
+          }
+          const errors = validate(schema, document, [...specifiedRules, ...limitRules]);
+          if (errors.length) return errors;
+          const contextValue = operationContext(ctx.extra.socket);
+          const op = getOperationAST(document, payload.operationName);
+          const first = op?.selectionSet.selections[0];
+          log.info(
+            { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: op?.name?.value ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
+            'subscribe',
+          );
+          sameOperation.set(document, JSON.stringify([text, payload.operationName ?? null, payload.variables ?? null]));
+          return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
+        },
+        subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
+        onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
+        onError: (_ctx, _id, _payload, errors) => formatAll(errors),
       },
-      onClose(ctx) {
-        live.delete(ctx);
-      },
-      async onSubscribe(ctx, id, payload) {
-        if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
-          return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection`, { extensions: { code: 'TOO_MANY_REQUESTS' } })];
-        }
-        // A manifest document named by `extensions.documentId`, or (in `only` mode) sent as its exact text.
-        let text = payload.query;
-        if (opts.documents) {
-          const r = opts.documents.resolveSubscribe(payload);
-          if (r.kind === 'refused') return [r.error];
-          if (r.kind === 'document') text = r.query;
-        }
-        let document;
-        try {
-          document = parse(text, { maxTokens: 5000 });
-        } catch (err) {
-          return [err as GraphQLError];
-        }
-        const errors = validate(schema, document, [...specifiedRules, ...limitRules]);
-        if (errors.length) return errors;
-        const contextValue = operationContext(ctx.extra.socket);
-        const op = getOperationAST(document, payload.operationName);
-        const first = op?.selectionSet.selections[0];
-        log.info(
-          { requestId: contextValue.requestId, transport: 'ws', operationId: id, operation: op?.name?.value ?? null, type: op?.operation ?? null, field: first?.kind === 'Field' ? first.name.value : null },
-          'subscribe',
-        );
-        sameOperation.set(document, JSON.stringify([text, payload.operationName ?? null, payload.variables ?? null]));
-        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue } satisfies ExecutionArgs;
-      },
-      subscribe: (args) => subscribeWithDeliveries(args, opts.metrics),
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatAll(result.errors) } : undefined),
-      onError: (_ctx, _id, _payload, errors) => formatAll(errors),
-    },
-    wss,
-  );
+      wss,
+    );
+    return { wss, server };
+  });
+  let opened = false;
 
   const refuse = (socket: Duplex, status: number, text: string, message: string) => {
     const body = JSON.stringify({ message });
@@ -202,6 +212,8 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
           if (n > 0) perIp.set(ip, n);
           else perIp.delete(ip);
         });
+        const { wss } = endpoint();
+        opened = true;
         wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
       });
     },
@@ -213,13 +225,16 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
       // goes out after that (bounded, should a send hang).
       const pending = () => [...live].some((c) => Object.keys(c.subscriptions).length > 0);
       for (const until = Date.now() + 1000; pending() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
-      const sockets = [...wss.clients];
-      const gone = Promise.all(sockets.filter((s) => s.readyState !== s.CLOSED).map((s) => new Promise((r) => s.once('close', r))));
-      await server.dispose();
-      // Clients answer the close frame at once; one that does not is cut.
-      const cut = setTimeout(() => sockets.forEach((s) => s.terminate()), 1000);
-      await gone;
-      clearTimeout(cut);
+      if (opened) {
+        const { wss, server } = endpoint();
+        const sockets = [...wss.clients];
+        const gone = Promise.all(sockets.filter((s) => s.readyState !== s.CLOSED).map((s) => new Promise((r) => s.once('close', r))));
+        await server.dispose();
+        // Clients answer the close frame at once; one that does not is cut.
+        const cut = setTimeout(() => sockets.forEach((s) => s.terminate()), 1000);
+        await gone;
+        clearTimeout(cut);
+      }
       await listener.close();
     },
   };

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../core/errors';
+import { onFirstUse } from '../core/lazy';
 
 /**
  * GET /openapi.json and Swagger UI at GET /docs, from the installed swagger-ui-dist (no CDN; the
@@ -55,11 +56,11 @@ const HTML = `<!doctype html>
 export function openApiHandlers() {
   // Built on the first request for it, not at start: the document's modules and its text (about
   // 1.5 MB of heap) are then held only by a process somebody asked for them.
-  let body: Promise<string> | undefined;
-  const documentBody = () => (body ??= import('./document').then((d) => JSON.stringify(d.buildOpenApiDocument())));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+  const body = onFirstUse(() => JSON.stringify((require('./document') as typeof import('./document')).buildOpenApiDocument()));
   return {
-    document(_req: Request, res: Response, next: NextFunction) {
-      documentBody().then((text) => res.type('application/json').send(text), next);
+    document(_req: Request, res: Response) {
+      res.type('application/json').send(body());
     },
     page(_req: Request, res: Response) {
       res.type('html').send(HTML);

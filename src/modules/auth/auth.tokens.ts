@@ -1,7 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import jwt from 'jsonwebtoken';
 import type { ReadContext } from '../../core/context';
 import { AppError } from '../../core/errors';
+import { onFirstUse } from '../../core/lazy';
 import type { User } from '../user/user.entity';
 import { actorById } from '../user/user.queries';
 import type { Actor } from '../user/user.types';
@@ -21,6 +21,10 @@ const VERIFY_PURPOSE = 'verify-email';
 const MAX_VERIFIED = 10_000;
 
 type Claims = Record<string, unknown> & { exp: number };
+
+/** jsonwebtoken, loaded on the first token signed or checked (core/lazy.ts): anonymous reads need none. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+const jwt = onFirstUse(() => require('jsonwebtoken') as typeof import('jsonwebtoken'));
 
 export class TokenService {
   /**
@@ -44,11 +48,11 @@ export class TokenService {
   }
 
   signAccess(user: Pick<User, 'id' | 'tokenVersion'>): string {
-    return jwt.sign({ id: user.id, tv: user.tokenVersion }, this.secret, { algorithm: ALGORITHM, expiresIn: ACCESS_TOKEN_TTL });
+    return jwt().sign({ id: user.id, tv: user.tokenVersion }, this.secret, { algorithm: ALGORITHM, expiresIn: ACCESS_TOKEN_TTL });
   }
 
   signVerifyEmail(user: Pick<User, 'id'>): string {
-    return jwt.sign({ id: user.id, purpose: VERIFY_PURPOSE }, this.secret, { algorithm: ALGORITHM, expiresIn: VERIFY_TOKEN_TTL });
+    return jwt().sign({ id: user.id, purpose: VERIFY_PURPOSE }, this.secret, { algorithm: ALGORITHM, expiresIn: VERIFY_TOKEN_TTL });
   }
 
   /**
@@ -65,7 +69,7 @@ export class TokenService {
     if (known) return Math.floor(Date.now() / 1000) < known.exp ? known : null;
     let payload: unknown;
     try {
-      payload = jwt.verify(token, this.secret, { algorithms: [ALGORITHM] });
+      payload = jwt().verify(token, this.secret, { algorithms: [ALGORITHM] });
     } catch {
       return null;
     }
@@ -75,6 +79,11 @@ export class TokenService {
     if (this.verified.size >= MAX_VERIFIED) this.verified.clear();
     this.verified.set(token, payload as Claims);
     return payload as Claims;
+  }
+
+  /** When a token that checked out expires (seconds since the epoch): a WebSocket connection lives no longer. */
+  expiryOf(token: string): number | undefined {
+    return (this.verified.get(token) ?? (jwt().decode(token) as { exp?: number } | null))?.exp;
   }
 
   /** The user id of a valid verification token, or null for anything else. */

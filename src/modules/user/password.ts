@@ -1,4 +1,7 @@
-import bcrypt from 'bcrypt';
+import { onFirstUse } from '../../core/lazy';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on the first hash or compare (core/lazy.ts)
+const bcrypt = onFirstUse(() => require('bcrypt') as typeof import('bcrypt'));
 
 /**
  * bcrypt's async functions run on libuv's thread pool, so hashing never blocks the event loop.
@@ -11,7 +14,7 @@ export function setBcryptCost(value: number): void {
 }
 
 export function hashPassword(plain: string): Promise<string> {
-  return bcrypt.hash(plain, cost);
+  return bcrypt().hash(plain, cost);
 }
 
 /** What bcrypt produces: `$2a$`/`$2b$`/`$2y$`, a two-digit cost, 53 characters of salt and hash. */
@@ -22,12 +25,12 @@ export function isPasswordHash(value: unknown): boolean {
 }
 
 export function verifyPassword(plain: string, hash: string): Promise<boolean> {
-  return bcrypt.compare(plain, hash);
+  return bcrypt().compare(plain, hash);
 }
 
 /** A valid hash of a random secret: logins for unknown emails compare against it, so they take as long. */
 let dummyHash: Promise<string> | undefined;
 export function dummyPasswordHash(): Promise<string> {
-  dummyHash ??= bcrypt.hash(`unknown-user-${Math.random()}`, cost);
+  dummyHash ??= bcrypt().hash(`unknown-user-${Math.random()}`, cost);
   return dummyHash;
 }
