@@ -104,7 +104,8 @@ async function main(): Promise<void> {
   if (cluster.isWorker) built.metrics.exposition = clusterMetrics(built.metrics.registry);
   let stopping = false;
   // And what a busy period grew, once it is over (MEMORY_RELEASE_IDLE_MS).
-  const stopReleasing = config.memoryReleaseIdleMs > 0 ? releaseWhenIdle(built.inFlight, config.memoryReleaseIdleMs, (ms) => log.debug({ ms: Math.round(ms) }, 'idle: memory released')) : () => undefined;
+  const work = { served: () => built.inFlight.served() + built.subscriptions.handled(), running: () => built.inFlight.running() };
+  const stopReleasing = config.memoryReleaseIdleMs > 0 ? releaseWhenIdle(work, config.memoryReleaseIdleMs, (ms) => log.debug({ ms: Math.round(ms) }, 'idle: memory released')) : () => undefined;
   // Once per instance: a cluster's primary chooses the worker that runs them (src/cluster.ts).
   if (cluster.isWorker) jobsWhenChosen(() => !stopping && built.startJobs());
   else built.startJobs();

@@ -35,9 +35,9 @@ export function releaseMemory(): boolean {
 
 /**
  * Releases memory (releaseMemory) once the process has served and then been idle for `idleMs`:
- * no request started and none running. `served` counts requests started so far, `running` those
- * still running. Checked a few times per period on a timer that keeps no process alive; returns
- * the function that stops it.
+ * no request started and none running. `served` counts the work started so far (requests,
+ * WebSocket connections and subscribes), `running` the requests still running. Checked a few
+ * times per period on a timer that keeps no process alive; returns the function that stops it.
  */
 export function releaseWhenIdle(work: { served(): number; running(): number }, idleMs: number, onRelease: (ms: number) => void): () => void {
   let seen = work.served();

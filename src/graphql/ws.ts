@@ -47,6 +47,8 @@ export interface SubscriptionServer {
   /** Completes every subscription, closes every socket with 1001, stops listening for events. */
   close(): Promise<void>;
   hub: LiveHub;
+  /** Connections and subscribes handled so far: work, for core/heap.ts's idle release as HTTP requests are. */
+  handled(): number;
 }
 
 export interface SubscriptionServerOptions {
@@ -122,6 +124,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
       {
         schema,
         async onConnect(ctx) {
+          handled++;
           const { socket, request } = ctx.extra;
           const params = ctx.connectionParams ?? {};
           const authorization = typeof params.authorization === 'string' ? params.authorization : undefined;
@@ -153,6 +156,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
           live.delete(ctx);
         },
         async onSubscribe(ctx, id, payload) {
+          handled++;
           if (Object.keys(ctx.subscriptions).length > MAX_SUBSCRIPTIONS_PER_CONNECTION) {
             return [new GraphQLError(`At most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions per connection`, { extensions: { code: 'TOO_MANY_REQUESTS' } })];
           }
@@ -190,6 +194,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
     return { wss, server };
   });
   let opened = false;
+  let handled = 0;
 
   const refuse = (socket: Duplex, status: number, text: string, message: string) => {
     const body = JSON.stringify({ message });
@@ -198,6 +203,7 @@ export function createSubscriptionServer(opts: SubscriptionServerOptions): Subsc
 
   return {
     hub,
+    handled: () => handled,
     attach(http) {
       http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
         socket.on('error', () => socket.destroy());
