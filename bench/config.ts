@@ -83,6 +83,28 @@ export const LIST_PER_PAGE = 20;
 /** Tenants of the seeded tenant posts (BENCH_TENANT_POSTS of them, spread evenly). */
 export const BENCH_TENANTS = 100;
 
+/**
+ * The service's environment as the bench starts it (`npm start` in production): the seeded
+ * database, SMTP pointing at a closed loopback port (mail is queued and retried, never sent),
+ * no auth rate limit, and no per-address cap on WebSockets (the realtime scenario opens thousands
+ * from this one address). `dataDir` is its DATA_DIR: a service announces its URL there, so two
+ * services at once get a folder each.
+ */
+export function serviceEnvironment(databaseUrl: string, dataDir: string): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: BENCH_JWT_SECRET,
+    NODE_ENV: 'production',
+    SMTP_URL: 'smtp://127.0.0.1:1',
+    APP_URL: 'http://bench.invalid',
+    METRICS_TOKEN: BENCH_METRICS_TOKEN,
+    AUTH_RATE_LIMIT_PER_MINUTE: '0',
+    SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
+    LOG_LEVEL: BENCH_LOG_LEVEL,
+    DATA_DIR: dataDir,
+  };
+}
+
 /** Seeded posts whose id is a multiple of this are trashed (so readers know which ids are live). */
 export const TRASH_EVERY = 20;
 

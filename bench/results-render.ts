@@ -2,7 +2,8 @@
  * bench/results/latest.json and latest.md: `npm run bench` gathers every figure of a run into one
  * JSON object (BenchResults, written as latest.json) and renders latest.md from that object alone
  * with renderResults, so the Markdown holds no figure the JSON does not, and a test can re-render a
- * committed latest.json and compare it with latest.md. Numbers that are not finite (a target that
+ * committed latest.json and compare it with latest.md. Fields added since the first such file are
+ * optional: a file written before them renders as it did. Numbers that are not finite (a target that
  * answered nothing, a scenario that did not run) are null in the JSON and `n/a` in the Markdown.
  * This module imports nothing at run time: a test renders without the bench's dependencies.
  */
@@ -97,6 +98,14 @@ export interface WritesResult {
   pass: boolean;
 }
 
+/** A process's RSS in MB and its parts (/proc/<pid>/status: VmRSS, RssAnon, RssFile, RssShmem). */
+interface Resident {
+  rss: Num;
+  anon: Num;
+  file: Num;
+  shmem: Num;
+}
+
 export interface BenchResults {
   schemaVersion: 1;
   run: {
@@ -130,6 +139,8 @@ export interface BenchResults {
   scenarios: ScenarioResult[];
   /** Each target's highest RSS since it started (VmHWM) after the load scenarios, for the targets that ran at least one. */
   peakRssMb: Record<string, Num>;
+  /** Each target's RSS right after it was ready and answered its first request(s), before any load. */
+  restRssMb?: Record<string, Resident>;
   realtime: RealtimeResult[];
   writes: WritesResult | null;
   /** The targets of the issue, in order. */
@@ -184,6 +195,20 @@ function peakRss(r: BenchResults): string[] {
   return ['', `Peak RSS since start (VmHWM) after the load scenarios: ${entries.map(([n, mb]) => `${r.names[n] ?? n} ${f0(mb)} MB`).join(', ')}.`];
 }
 
+/** Each target's RSS right after its start and first request(s), and its parts (runs that recorded it). */
+function restRss(r: BenchResults): string[] {
+  const entries = Object.entries(r.restRssMb ?? {});
+  if (!entries.length) return [];
+  return [
+    '',
+    'RSS at rest: right after each target was ready and had answered its first request (REST `GET /posts?page=1`, the GraphQL page, or both for the service, the baseline and raw), before any load (/proc/<pid>/status):',
+    '',
+    '| target | RSS MB | anonymous | file-backed | shared |',
+    '|---|---:|---:|---:|---:|',
+    ...entries.map(([n, x]) => `| ${r.names[n] ?? n} | ${f1(x.rss)} | ${f1(x.anon)} | ${f1(x.file)} | ${f1(x.shmem)} |`),
+  ];
+}
+
 function realtimeTable(rows: RealtimeResult[]): string[] {
   if (!rows.length) return [];
   const change = (x: RealtimeResult) => (x.listRpsAlone && x.listRpsWith !== null ? ((x.listRpsWith / x.listRpsAlone - 1) * 100) : null);
@@ -230,6 +255,7 @@ export function renderResults(r: BenchResults): string {
     ...table(r),
     ...againstBaseline(r),
     ...peakRss(r),
+    ...restRss(r),
     ...realtimeTable(r.realtime),
     ...writesLines(r.writes),
     '',
@@ -245,11 +271,20 @@ export function renderResults(r: BenchResults): string {
   return lines.join('\n') + '\n';
 }
 
+/** The summary's memory line: each target's RSS at rest and its peak (runs that recorded RSS at rest). */
+function memoryLine(r: BenchResults): string[] {
+  if (!r.restRssMb) return [];
+  const shown = (n: string) => r.names[n] ?? n;
+  const rest = Object.entries(r.restRssMb).map(([n, x]) => `${shown(n)} ${f0(x.rss)} (${f0(x.anon)} / ${f0(x.file)})`);
+  const peak = Object.entries(r.peakRssMb).map(([n, mb]) => `${shown(n)} ${f0(mb)}`);
+  return ['', `RSS at rest in MB (anonymous / file-backed): ${rest.join(', ')}.${peak.length ? ` Peak RSS after the load scenarios in MB: ${peak.join(', ')}.` : ''}`];
+}
+
 /**
  * The block README.md and docs/performance.md show between `<!-- bench:start -->` and
  * `<!-- bench:end -->` (scripts/doc-blocks.ts): the run, the service's row of each scenario with
- * its paired ratios against every anchor that ran it, and the targets that were judged. A pure
- * function of latest.json's object, as renderResults is; no trailing newline.
+ * its paired ratios against every anchor that ran it, RSS at rest and at the peak, and the targets
+ * that were judged. A pure function of latest.json's object, as renderResults is; no trailing newline.
  */
 export function renderBenchSummary(r: BenchResults): string {
   const m = r.run;
@@ -275,6 +310,7 @@ export function renderBenchSummary(r: BenchResults): string {
     `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
     ...rows.map(({ s, service: t }) =>
       `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+    ...memoryLine(r),
     '',
     `Targets judged in that run (${judged.filter((g) => g.status === 'PASS').length} PASS, ${judged.filter((g) => g.status === 'FAIL').length} FAIL` +
       `${unjudged ? `; ${unjudged} not judged: scenario not run or no baseline` : ''}):`,

