@@ -3,9 +3,9 @@ import { availableParallelism } from 'node:os';
 /**
  * Command-line options of `npm run bench -- ...`, each winning over its environment variable:
  * `--baseline <git ref>`, `--only <keys or groups>`, `--rounds N`, `--seconds N`, `--warmup N`,
- * `--connections N` (also as `--name=value`).
+ * `--connections N`, `--rate N` (also as `--name=value`).
  */
-export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections'] as const;
+export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections', 'rate'] as const;
 function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === `--${name}`) {
@@ -26,6 +26,15 @@ const num = (name: string, fallback: number, cli?: (typeof BENCH_FLAGS)[number])
   return n;
 };
 
+/** A positive number, or null when neither the option nor its variable is given: a mode that is off by default. */
+const optionalPositive = (name: string, cli: (typeof BENCH_FLAGS)[number]): number | null => {
+  const raw = flag(cli) ?? process.env[name];
+  if (raw === undefined || raw === '') return null;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${cli} / ${name} must be a positive number`);
+  return n;
+};
+
 export const benchConfig = {
   /** Seconds each measured scenario runs. */
   duration: num('BENCH_DURATION', 8, 'seconds'),
@@ -41,6 +50,11 @@ export const benchConfig = {
   warmup: num('BENCH_WARMUP', 2, 'warmup'),
   /** Concurrent connections of the load generator for the throughput scenarios. */
   connections: Math.max(1, num('BENCH_CONNECTIONS', 10, 'connections')),
+  /**
+   * Fixed-rate mode: every target of the paired page scenarios held to this many requests a second
+   * overall (autocannon's overallRate) instead of driven as fast as it answers; null: full load.
+   */
+  rate: optionalPositive('BENCH_RATE', 'rate'),
   /** Concurrent logins during the login storm. */
   stormConnections: num('BENCH_STORM_CONNECTIONS', 8),
   /** Fixed request rate of GET /posts in the "p99 with and without a login storm" pair. */

@@ -1,10 +1,11 @@
 /**
  * bench/results/latest.json and latest.md: `npm run bench` gathers every figure of a run into one
- * JSON object (BenchResults, written as latest.json) and renders latest.md from that object alone
- * with renderResults, so the Markdown holds no figure the JSON does not, and a test can re-render a
- * committed latest.json and compare it with latest.md. Fields added since the first such file are
- * optional: a file written before them renders as it did. Numbers that are not finite (a target that
- * answered nothing, a scenario that did not run) are null in the JSON and `n/a` in the Markdown.
+ * JSON object (BenchResults, written as latest.json, or fixed-rate.json for a run at a fixed rate:
+ * bench/run.ts) and renders latest.md from that object alone with renderResults, so the Markdown
+ * holds no figure the JSON does not, and a test can re-render a committed latest.json and compare
+ * it with latest.md. Fields added since the first such file are optional: a file written before
+ * them renders as it did. Numbers that are not finite (a target that answered nothing, a scenario
+ * that did not run) are null in the JSON and `n/a` in the Markdown.
  * This module imports nothing at run time: a test renders without the bench's dependencies.
  */
 
@@ -122,6 +123,8 @@ export interface BenchResults {
     seconds: number;
     warmup: number;
     connections: number;
+    /** Fixed-rate mode: every target of the page scenarios held to this many req/s (autocannon's overallRate); null: full load. */
+    rate?: number | null;
     /** --only's scenario keys as expanded; null: every scenario. */
     only: string[] | null;
     /** `node <flags> dist/src/main.js`: how the service was started (npm start's flags). */
@@ -162,11 +165,14 @@ const goalLine = (g: Goal): string => `- ${g.status}: ${g.name}: ${g.detail}`;
 function table(r: BenchResults): string[] {
   const shown = (n: string) => r.names[n] ?? n;
   const ratio = (t: TargetResult, a: string) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '');
+  // A column for each anchor some target has a ratio against (none at a fixed rate).
+  const anchors = r.anchors.filter((a) => r.scenarios.some((s) => s.targets.some((t) => a in t.ratios)));
   return [
-    `| scenario | target | req/s | ${r.anchors.map((a) => `× ${shown(a)}`).join(' | ')} | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
-    `|---|---|---:|${r.anchors.map(() => '---:').join('|')}|---|---:|---:|---:|---:|---:|`,
+    '',
+    `| scenario | target | req/s | ${anchors.map((a) => `× ${shown(a)} | `).join('')}p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
+    `|---|---|---:|${anchors.map(() => '---:|').join('')}---|---:|---:|---:|---:|---:|`,
     ...r.scenarios.flatMap((s) => s.targets.map((t) =>
-      `| ${t.name === 'service' ? s.label : ''} | ${shown(t.name)} | ${f0(t.reqPerSec)} | ${r.anchors.map((a) => ratio(t, a)).join(' | ')} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} | ${f2(t.nodeCpuMsPerReq)} | ${f2(t.pgCpuMsPerReq)} | ${f1(t.sqlPerReq)} | ${f0(t.maxRssMb)} | ${t.errors} |`)),
+      `| ${t.name === 'service' ? s.label : ''} | ${shown(t.name)} | ${f0(t.reqPerSec)} | ${anchors.map((a) => `${ratio(t, a)} | `).join('')}${f1(t.p50Ms)} / ${f1(t.p99Ms)} | ${f2(t.nodeCpuMsPerReq)} | ${f2(t.pgCpuMsPerReq)} | ${f1(t.sqlPerReq)} | ${f0(t.maxRssMb)} | ${t.errors} |`)),
   ];
 }
 
@@ -247,11 +253,11 @@ export function renderResults(r: BenchResults): string {
     `${m.date.slice(0, 10)}, ${m.cores} cores, node ${m.node}${m.commit ? `, commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}; ` +
       `${d.users} users, ${d.posts} posts, ${d.comments} comments, ${d.tenantPosts} tenant posts over ${d.tenants} tenants; ` +
       `${m.rounds} rotated round(s) of each paired scenario (the first and random pages, GET /posts/:id; one round for the others), ${m.seconds} s each after ${m.warmup} s warm-up, ${m.connections} connections` +
+      `${m.rate ? `, every target of the paired scenarios held to ${m.rate} req/s overall (autocannon's overallRate: their req/s is the rate, so they have no ratios)` : ''}` +
       `${m.only ? `; only ${m.only.join(', ')}` : ''}; ` +
       'ratios are paired medians (each round\'s ratio, then the median), req/s and CPU per request medians over the rounds' +
       `${m.bcryptPerSecond !== null ? `; bcrypt cost 12 alone: ${f2(m.bcryptPerSecond)} compares/s` : ''}. ` +
       `Service: \`${m.serviceCommand}\` (npm start), NODE_ENV=production, LOG_LEVEL=${m.logLevel} (the Express reference's too).`,
-    '',
     ...table(r),
     ...againstBaseline(r),
     ...peakRss(r),
@@ -271,6 +277,23 @@ export function renderResults(r: BenchResults): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * The summary's table at a fixed rate, where req/s ratios say nothing: each target's latency and
+ * Node CPU per request in every scenario, and its req/s where it fell short of the rate.
+ */
+function fixedRateTable(r: BenchResults, rate: number): string[] {
+  const names = ['service', ...r.anchors].filter((n) => r.scenarios.some((s) => s.targets.some((t) => t.name === n)));
+  const cell = (t: TargetResult | undefined) =>
+    t ? `${f1(t.p50Ms)} / ${f1(t.p99Ms)} · ${f2(t.nodeCpuMsPerReq)}${t.reqPerSec !== null && t.reqPerSec < 0.95 * rate ? ` (${f0(t.reqPerSec)} req/s)` : ''}` : '';
+  return [
+    `Each cell: p50 / p99 ms · Node CPU ms per request; a target's req/s where it answered less than 95% of the ${rate} req/s asked.`,
+    '',
+    `| scenario | ${names.map((n) => r.names[n] ?? n).join(' | ')} |`,
+    `|---|${names.map(() => '---:|').join('')}`,
+    ...r.scenarios.map((s) => `| ${s.label} | ${names.map((n) => cell(s.targets.find((t) => t.name === n))).join(' | ')} |`),
+  ];
+}
+
 /** The summary's memory line: each target's RSS at rest and its peak (runs that recorded RSS at rest). */
 function memoryLine(r: BenchResults): string[] {
   if (!r.restRssMb) return [];
@@ -282,9 +305,10 @@ function memoryLine(r: BenchResults): string[] {
 
 /**
  * The block README.md and docs/performance.md show between `<!-- bench:start -->` and
- * `<!-- bench:end -->` (scripts/doc-blocks.ts): the run, the service's row of each scenario with
- * its paired ratios against every anchor that ran it, RSS at rest and at the peak, and the targets
- * that were judged. A pure function of latest.json's object, as renderResults is; no trailing newline.
+ * `<!-- bench:end -->` (scripts/doc-blocks.ts), and the block of a fixed-rate run: the run, the
+ * service's row of each scenario with its paired ratios against every anchor that ran it (at a
+ * fixed rate, every target's latency and CPU instead), RSS at rest and at the peak, and the targets
+ * that were judged. A pure function of the results object, as renderResults is; no trailing newline.
  */
 export function renderBenchSummary(r: BenchResults): string {
   const m = r.run;
@@ -298,22 +322,28 @@ export function renderBenchSummary(r: BenchResults): string {
     m.only ? `\`--only ${m.only.join(',')}\`` : 'every scenario',
     `${m.rounds} rotated round(s) of ${m.seconds} s after ${m.warmup} s warm-up`,
     `${m.connections} connections`,
+    ...(m.rate ? [`every target held to ${m.rate} req/s overall`] : []),
     ...(m.baseline ? [`baseline \`${m.baseline.ref}\` (${m.baseline.commit.slice(0, 10)})`] : []),
   ];
   const judged = r.goals.filter((g) => g.status === 'PASS' || g.status === 'FAIL');
   const unjudged = r.goals.length - judged.length;
+  const table = m.rate
+    ? fixedRateTable(r, m.rate)
+    : [
+        `| scenario | service req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | Node / PostgreSQL CPU ms per request | p50 / p99 ms |`,
+        `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
+        ...rows.map(({ s, service: t }) =>
+          `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+      ];
   return [
     `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}, ` +
-      `Node ${m.node}, ${m.cores} cores; ${options.join(', ')}; ratios are paired medians over the rounds.`,
+      `Node ${m.node}, ${m.cores} cores; ${options.join(', ')}; ${m.rate ? 'req/s ratios do not apply at a fixed rate' : 'ratios are paired medians over the rounds'}.`,
     '',
-    `| scenario | service req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | Node / PostgreSQL CPU ms per request | p50 / p99 ms |`,
-    `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
-    ...rows.map(({ s, service: t }) =>
-      `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+    ...table,
     ...memoryLine(r),
     '',
     `Targets judged in that run (${judged.filter((g) => g.status === 'PASS').length} PASS, ${judged.filter((g) => g.status === 'FAIL').length} FAIL` +
-      `${unjudged ? `; ${unjudged} not judged: scenario not run or no baseline` : ''}):`,
+      `${unjudged ? `; ${unjudged} not judged: scenario not run${m.rate ? ', judged at full load' : ''} or no baseline` : ''}):`,
     '',
     ...judged.map(goalLine),
   ].join('\n');

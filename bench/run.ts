@@ -11,12 +11,12 @@ import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, firstRequests, gra
 import { runRealtime, type RealtimeFigures } from './realtime';
 import { runWriteKeys, writeKeysResult, type WriteKeyFigures } from './idempotency';
 import { renderResults, type BenchResults, type Goal, type Num, type ScenarioResult } from './results-render';
-import { renderDocs } from '../scripts/doc-blocks';
+import { renderDocs, type BlockName } from '../scripts/doc-blocks';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
 /**
- * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N]`:
+ * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N] [--rate N]`:
  * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
  * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
  * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
@@ -26,9 +26,10 @@ import { SqlStats } from './sql-stats';
  * the selected scenarios need it; reads each one's RSS at rest; drives each scenario against them
  * with autocannon from this process in rotated rounds, gathers every figure (the table, the paired
  * ratios, the comparison with the baseline, RSS at rest and at the peak, the targets) into one
- * object written as bench/results/latest.json, and prints latest.md, rendered from that object
- * alone (bench/results-render.ts), and writes it beside it; then rewrites the bench blocks of
- * README.md and docs/performance.md from the same object (scripts/doc-blocks.ts).
+ * object written as bench/results/<name>.json, and prints <name>.md, rendered from that object
+ * alone (bench/results-render.ts), and writes it beside it; then rewrites the docs' block of that
+ * run from the same object (scripts/doc-blocks.ts). <name> is `latest`, or `fixed-rate` for a run
+ * at a fixed rate (`--rate`), so that it does not overwrite the run at full load.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
@@ -257,6 +258,15 @@ function treeState(): { commit: string | null; dirty: boolean | null } {
 }
 
 /**
+ * The name of the run's results file (bench/results/<name>.json and .md) and the docs block it
+ * renders: `latest` (block `bench`) at full load, `fixed-rate` (block `bench-rate`) at a fixed rate,
+ * so that a fixed-rate run never overwrites the figures of the run at full load.
+ */
+function resultsName(): { name: string; block: BlockName } {
+  return benchConfig.rate === null ? { name: 'latest', block: 'bench' } : { name: 'fixed-rate', block: 'bench-rate' };
+}
+
+/**
  * RSS at rest: right after the target is ready and has answered its first request (both pages
  * for the targets that serve both: scenarios.ts's firstRequests), before any load, once that
  * answer's work is done.
@@ -275,10 +285,14 @@ async function main(): Promise<void> {
   const tree = treeState();
   const unknown = process.argv.slice(2).filter((a) => a.startsWith('--') && a !== '--' && !BENCH_FLAGS.some((f) => a === `--${f}` || a.startsWith(`--${f}=`)));
   if (unknown.length) throw new Error(`unknown option ${unknown.join(' ')} (options: ${BENCH_FLAGS.map((f) => `--${f}`).join(', ')})`);
-  const wanted = selected(benchConfig.only);
+  const rate = benchConfig.rate;
+  // At a fixed rate the peak RSS compares like with like only if nothing else ran at full load: the page scenarios alone unless --only says otherwise.
+  const wanted = selected(rate !== null && !benchConfig.only.length ? ['pages'] : benchConfig.only);
   const wants = (key: string) => !wanted || wanted.has(key);
+  const output = resultsName();
   log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.rounds} rotated round(s) of each paired scenario, ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections` +
-    (wanted ? `; only ${[...wanted].join(', ')}` : '') + (benchConfig.baseline ? `; baseline ${benchConfig.baseline}` : ''));
+    (rate === null ? '' : `, every page scenario's target at ${rate} req/s`) +
+    (wanted ? `; only ${[...wanted].join(', ')}` : '') + (benchConfig.baseline ? `; baseline ${benchConfig.baseline}` : '') + `; results in bench/results/${output.name}.json`);
   if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
   let bcryptPerSecond = NaN;
 
@@ -414,8 +428,9 @@ async function main(): Promise<void> {
     baseline?.remove();
   }
 
-  // Everything the run found, as bench/results/latest.json holds it; latest.md is rendered from it.
-  // Each target's req/s over each anchor's in the same scenario, paired by round (absent where that anchor did not run).
+  // Everything the run found, as bench/results/<name>.json holds it; <name>.md is rendered from it.
+  // Each target's req/s over each anchor's in the same scenario, paired by round (absent where that
+  // anchor did not run, and at a fixed rate, where every target's req/s is the rate).
   const anchors = ['express', 'raw', 'postgraphile', 'postgraphile5', ...(baseline ? ['baseline'] : [])];
   const scenarioResults: ScenarioResult[] = rows.map((row) => ({
     key: row.key,
@@ -428,7 +443,7 @@ async function main(): Promise<void> {
       nodeCpuMsPerReq: fin(x.nodeMs), pgCpuMsPerReq: fin(x.pgMs), sqlPerReq: x.sqlPerRequest === null ? null : fin(x.sqlPerRequest),
       maxRssMb: fin(x.rssMb), errors: x.errors, responses: x.responses, statusCodes: x.statusCodes,
       reqPerSecByRound: row.runs[name].map((m) => fin(m.rps)),
-      ratios: Object.fromEntries(anchors.filter((a) => a !== name && row.runs[a]).map((a) => [a, fin(pairedRatio(row, name, a))])),
+      ratios: row.paired && rate !== null ? {} : Object.fromEntries(anchors.filter((a) => a !== name && row.runs[a]).map((a) => [a, fin(pairedRatio(row, name, a))])),
     })),
   }));
 
@@ -436,14 +451,22 @@ async function main(): Promise<void> {
   const result = (k: string, name: string) => scenarioResults.find((r) => r.key === k)?.targets.find((t) => t.name === name);
   const notRun = (name: string): Goal => ({ name, status: 'n/a', detail: 'scenario not run' });
   const judged = (name: string, pass: boolean, detail: string): Goal => ({ name, status: pass ? 'PASS' : 'FAIL', detail });
+  /**
+   * At a fixed rate a page scenario's req/s is the rate and its CPU per request not the full load's:
+   * goals on them wait for a run at full load (scenarios outside the pages run at full load anyway).
+   */
+  const atFullLoad = (k: string, name: string, judge: () => Goal): Goal =>
+    rate === null || !scenarios.find((s) => s.key === k)?.paired ? judge() : { name, status: 'n/a', detail: `fixed rate (${rate} req/s): judged in a run at full load` };
   /** The service's req/s over `peer`'s in scenario `k` (a paired median) at least `goal`. */
   const vs = (k: string, peer: string, goal: number, what: string): Goal => {
     const name = `${what} >= ${goal.toFixed(2)}x ${shown(peer)}`;
-    const s = result(k, 'service');
-    const p = result(k, peer);
-    if (!s || !p) return notRun(name);
-    const ratio = s.ratios[peer] ?? null;
-    return judged(name, ratio !== null && ratio >= goal, `${t0(s.reqPerSec)} vs ${t0(p.reqPerSec)} req/s (medians), paired median ${t3(ratio)}x`);
+    return atFullLoad(k, name, () => {
+      const s = result(k, 'service');
+      const p = result(k, peer);
+      if (!s || !p) return notRun(name);
+      const ratio = s.ratios[peer] ?? null;
+      return judged(name, ratio !== null && ratio >= goal, `${t0(s.reqPerSec)} vs ${t0(p.reqPerSec)} req/s (medians), paired median ${t3(ratio)}x`);
+    });
   };
   const pages: [string, string][] = [['list-first', 'REST GET /posts, first page'], ['list', 'REST GET /posts, random pages']];
   const graphqlPages: [string, string][] = [['graphql-first', 'GraphQL posts page, first page'], ['graphql', 'GraphQL posts page, random pages']];
@@ -455,17 +478,17 @@ async function main(): Promise<void> {
   // No regression in the service's own CPU: against the baseline, each paired scenario, within 5%.
   for (const [k, what] of [...pages, ['show', 'REST GET /posts/:id'], ...graphqlPages]) {
     const name = `Node CPU per request <= 1.05x the baseline's${baseline ? ` (${baseline.ref})` : ''}, ${what}`;
-    const s = result(k, 'service');
-    const b = result(k, 'baseline');
-    if (!baseline) goals.push({ name, status: 'n/a', detail: 'no --baseline given' });
-    else if (!s || !b) goals.push(notRun(name));
-    else {
+    goals.push(atFullLoad(k, name, () => {
+      const s = result(k, 'service');
+      const b = result(k, 'baseline');
+      if (!baseline) return { name, status: 'n/a', detail: 'no --baseline given' };
+      if (!s || !b) return notRun(name);
       const [x, y] = [s.nodeCpuMsPerReq, b.nodeCpuMsPerReq];
       const ratio = x !== null && y !== null && y > 0 ? x / y : null;
-      goals.push(judged(name, ratio !== null && ratio <= 1.05, `${t3(x)} vs ${t3(y)} ms (medians over rounds), ${t3(ratio)}x`));
-    }
+      return judged(name, ratio !== null && ratio <= 1.05, `${t3(x)} vs ${t3(y)} ms (medians over rounds), ${t3(ratio)}x`);
+    }));
   }
-  // Peak RSS: the whole service under 200 MB, and below PostGraphile 4's in the same run.
+  // Peak RSS: the whole service under 200 MB, and below PostGraphile's in the same run (4's; at a fixed rate 5's too).
   const peakSeen = (n: string) => Math.max(0, ...scenarioResults.map((r) => r.targets.find((t) => t.name === n)?.maxRssMb ?? 0));
   {
     const name = 'service peak RSS under load <= 200 MB (no heap cap)';
@@ -473,11 +496,11 @@ async function main(): Promise<void> {
     if (mine === undefined) goals.push(notRun(name));
     else goals.push(judged(name, mine <= 200, `${f0(mine)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(peakSeen('service'))} MB)`));
   }
-  {
-    const name = `service peak RSS under load < ${shown('postgraphile')}'s peak RSS in the same run (no heap cap)`;
-    const [mine, theirs] = [peakRss.service, peakRss.postgraphile];
-    if (mine === undefined || theirs === undefined) goals.push({ name, status: 'n/a', detail: `scenario not run (${shown('postgraphile')} runs the GraphQL scenarios only)` });
-    else goals.push(judged(name, mine < theirs, `${f0(mine)} vs ${f0(theirs)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(peakSeen('service'))} vs ${f0(peakSeen('postgraphile'))} MB)`));
+  for (const peer of ['postgraphile', ...(rate === null ? [] : ['postgraphile5'])]) {
+    const name = `service peak RSS under load < ${shown(peer)}'s peak RSS in the same run (no heap cap)`;
+    const [mine, theirs] = [peakRss.service, peakRss[peer]];
+    if (mine === undefined || theirs === undefined) goals.push({ name, status: 'n/a', detail: `scenario not run (${shown(peer)} runs the GraphQL scenarios only)` });
+    else goals.push(judged(name, mine < theirs, `${f0(mine)} vs ${f0(theirs)} MB (VmHWM after the load scenarios; highest 200 ms sample ${f0(peakSeen('service'))} vs ${f0(peakSeen(peer))} MB)`));
   }
   {
     const r = restRss.service;
@@ -521,6 +544,7 @@ async function main(): Promise<void> {
       seconds: benchConfig.duration,
       warmup: benchConfig.warmup,
       connections: benchConfig.connections,
+      rate,
       only: wanted ? [...wanted] : null,
       serviceCommand: `node ${[...flags, 'dist/src/main.js'].join(' ')}`,
       logLevel: BENCH_LOG_LEVEL,
@@ -538,16 +562,16 @@ async function main(): Promise<void> {
     others,
     contractProblems: Object.entries(problems).flatMap(([target, ps]) => ps.map((problem) => ({ target, problem }))),
   };
-  // Through JSON first: the Markdown is rendered from exactly what latest.json holds (NaN → null).
+  // Through JSON first: the Markdown is rendered from exactly what the JSON holds (NaN → null).
   const results = JSON.parse(JSON.stringify(built)) as BenchResults;
   const md = renderResults(results);
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'latest.json'), JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(join(resultsDir, 'latest.md'), md);
-  // The figures README.md and docs/performance.md show, rendered from latest.json (scripts/doc-blocks.ts).
-  const rewritten = renderDocs(repoRoot, ['bench']);
+  writeFileSync(join(resultsDir, `${output.name}.json`), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(resultsDir, `${output.name}.md`), md);
   process.stdout.write(md);
-  log(rewritten.length ? `rewrote the bench blocks of ${rewritten.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : 'the bench blocks of the docs were already these figures');
+  // The figures the docs show, rendered from that JSON (scripts/doc-blocks.ts).
+  const rewritten = renderDocs(repoRoot, [output.block]);
+  log(rewritten.length ? `rewrote the ${output.block} blocks of ${rewritten.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : `the ${output.block} blocks of the docs were already these figures`);
 }
 
 main().catch((err) => {

@@ -282,25 +282,31 @@ const rest = ['express', 'raw'];
 const graphqlPeers = ['raw', 'postgraphile', 'postgraphile5'];
 /** Paired scenarios count SQL in their first round only. */
 const once = (round: number) => round === 0;
+/**
+ * The paired page scenarios' load: as fast as each target answers, or in fixed-rate mode
+ * (`--rate`) one overall rate for every target, so that each does the same work and what differs is
+ * latency, CPU per request and memory.
+ */
+const pageLoad: Partial<Options> = benchConfig.rate === null ? {} : { overallRate: benchConfig.rate };
 
 export const scenarios: Scenario[] = [
-  { key: 'list-first', label: 'REST GET /posts?page=1', peers: rest, paired: true, run: (t, s, r) => measure(t, s, firstPage, {}, undefined, undefined, once(r)) },
-  { key: 'list', label: 'REST GET /posts?page=N (random)', peers: rest, paired: true, run: (t, s, r) => measure(t, s, listPosts, {}, undefined, undefined, once(r)) },
+  { key: 'list-first', label: 'REST GET /posts?page=1', peers: rest, paired: true, run: (t, s, r) => measure(t, s, firstPage, pageLoad, undefined, undefined, once(r)) },
+  { key: 'list', label: 'REST GET /posts?page=N (random)', peers: rest, paired: true, run: (t, s, r) => measure(t, s, listPosts, pageLoad, undefined, undefined, once(r)) },
   {
     key: 'graphql-first',
     label: 'GraphQL posts(page: 1)',
     peers: graphqlPeers,
     paired: true,
-    run: (t, s, r) => measure(t, s, graphqlFor(t, 1), {}, undefined, undefined, once(r)),
+    run: (t, s, r) => measure(t, s, graphqlFor(t, 1), pageLoad, undefined, undefined, once(r)),
   },
   {
     key: 'graphql',
     label: 'GraphQL posts(page: N) (random)',
     peers: graphqlPeers,
     paired: true,
-    run: (t, s, r) => measure(t, s, graphqlFor(t), {}, undefined, undefined, once(r)),
+    run: (t, s, r) => measure(t, s, graphqlFor(t), pageLoad, undefined, undefined, once(r)),
   },
-  { key: 'show', label: 'REST GET /posts/:id', peers: rest, paired: true, run: (t, s, r) => measure(t, s, showPost, {}, undefined, undefined, once(r)) },
+  { key: 'show', label: 'REST GET /posts/:id', peers: rest, paired: true, run: (t, s, r) => measure(t, s, showPost, pageLoad, undefined, undefined, once(r)) },
   // The same reads revalidated by a cache that holds them (304, no body): what a 304 costs next to the full answer.
   { key: 'list304', label: 'REST GET /posts?page=N, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, listPosts), {}, undefined, 304) },
   { key: 'show304', label: 'REST GET /posts/:id, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, showPost), {}, undefined, 304) },
