@@ -3,9 +3,9 @@ import { availableParallelism } from 'node:os';
 /**
  * Command-line options of `npm run bench -- ...`, each winning over its environment variable:
  * `--baseline <git ref>`, `--only <keys or groups>`, `--rounds N`, `--seconds N`, `--warmup N`,
- * `--connections N`, `--rate N` (also as `--name=value`).
+ * `--connections N`, `--rate N`, `--soak-seconds N` (also as `--name=value`).
  */
-export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections', 'rate'] as const;
+export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections', 'rate', 'soak-seconds'] as const;
 function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === `--${name}`) {
@@ -55,6 +55,8 @@ export const benchConfig = {
    * overall (autocannon's overallRate) instead of driven as fast as it answers; null: full load.
    */
   rate: optionalPositive('BENCH_RATE', 'rate'),
+  /** Measured seconds of the soak (the whole load; the settling after it comes on top). */
+  soakSeconds: num('BENCH_SOAK_SECONDS', 180, 'soak-seconds'),
   /** Concurrent logins during the login storm. */
   stormConnections: num('BENCH_STORM_CONNECTIONS', 8),
   /** Fixed request rate of GET /posts in the "p99 with and without a login storm" pair. */

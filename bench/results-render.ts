@@ -99,6 +99,21 @@ export interface WritesResult {
   pass: boolean;
 }
 
+/** The soak (bench/soak.ts): a fresh service under mixed reads and writes for minutes, then left to settle. */
+interface SoakResult {
+  seconds: number;
+  connections: number;
+  requests: number;
+  errors: number;
+  statusCodes: Record<string, number>;
+  startRssMb: Num;
+  peakRssMb: Num;
+  endRssMb: Num;
+  settledRssMb: Num;
+  settledAfterSeconds: Num;
+  settled: boolean;
+}
+
 /** A process's RSS in MB and its parts (/proc/<pid>/status: VmRSS, RssAnon, RssFile, RssShmem). */
 interface Resident {
   rss: Num;
@@ -146,6 +161,7 @@ export interface BenchResults {
   restRssMb?: Record<string, Resident>;
   realtime: RealtimeResult[];
   writes: WritesResult | null;
+  soak?: SoakResult | null;
   /** The targets of the issue, in order. */
   goals: Goal[];
   /** Earlier goals and informative ratios, still shown. */
@@ -163,6 +179,8 @@ const f2 = fixed(2);
 const goalLine = (g: Goal): string => `- ${g.status}: ${g.name}: ${g.detail}`;
 
 function table(r: BenchResults): string[] {
+  // A run of the realtime scenario, the write mix or the soak alone has no table.
+  if (!r.scenarios.length) return [];
   const shown = (n: string) => r.names[n] ?? n;
   const ratio = (t: TargetResult, a: string) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '');
   // A column for each anchor some target has a ratio against (none at a fixed rate).
@@ -228,6 +246,18 @@ function realtimeTable(rows: RealtimeResult[]): string[] {
   ];
 }
 
+/** The soak's figures in a sentence (latest.md). */
+function soakLines(x: SoakResult | null | undefined): string[] {
+  if (!x) return [];
+  return [
+    '',
+    `Soak (a service of its own, started fresh; ${f0(x.seconds)} s of 80% reads / 20% writes at ${x.connections} connections, SMTP down): ` +
+      `${x.requests} requests, ${x.errors} errors (statuses ${Object.entries(x.statusCodes).map(([c, n]) => `${c}: ${n}`).join(', ')}); ` +
+      `RSS ${f1(x.startRssMb)} MB at the start (one request answered), peak ${f1(x.peakRssMb)} MB, ${f1(x.endRssMb)} MB when the load stopped, ` +
+      `${x.settled ? 'settled at' : 'still moving at'} ${f1(x.settledRssMb)} MB ${f0(x.settledAfterSeconds)} s later.`,
+  ];
+}
+
 /** The write mix's table and its check (also what `node dist/bench/idempotency.js` prints). */
 export function writesLines(w: WritesResult | null): string[] {
   if (!w) return [];
@@ -264,6 +294,7 @@ export function renderResults(r: BenchResults): string {
     ...restRss(r),
     ...realtimeTable(r.realtime),
     ...writesLines(r.writes),
+    ...soakLines(r.soak),
     '',
     'Targets:',
     ...r.goals.map(goalLine),

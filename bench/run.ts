@@ -10,13 +10,14 @@ import { withReceiver } from './otlp-receiver';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, firstRequests, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
 import { runRealtime, type RealtimeFigures } from './realtime';
 import { runWriteKeys, writeKeysResult, type WriteKeyFigures } from './idempotency';
+import { runSoak, type SoakFigures } from './soak';
 import { renderResults, type BenchResults, type Goal, type Num, type ScenarioResult } from './results-render';
 import { renderDocs, type BlockName } from '../scripts/doc-blocks';
 import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
 /**
- * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N] [--rate N]`:
+ * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N] [--rate N] [--soak-seconds N]`:
  * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
  * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
  * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
@@ -25,11 +26,11 @@ import { SqlStats } from './sql-stats';
  * package) and, with --baseline, the code at another git ref (bench/baseline.ts), each as far as
  * the selected scenarios need it; reads each one's RSS at rest; drives each scenario against them
  * with autocannon from this process in rotated rounds, gathers every figure (the table, the paired
- * ratios, the comparison with the baseline, RSS at rest and at the peak, the targets) into one
- * object written as bench/results/<name>.json, and prints <name>.md, rendered from that object
- * alone (bench/results-render.ts), and writes it beside it; then rewrites the docs' block of that
- * run from the same object (scripts/doc-blocks.ts). <name> is `latest`, or `fixed-rate` for a run
- * at a fixed rate (`--rate`), so that it does not overwrite the run at full load.
+ * ratios, the comparison with the baseline, RSS at rest and at the peak, the soak, the targets)
+ * into one object written as bench/results/<name>.json, and prints <name>.md, rendered from that
+ * object alone (bench/results-render.ts), and writes it beside it; then rewrites the docs' block of
+ * that run from the same object (scripts/doc-blocks.ts). <name> is `latest`, or `fixed-rate` for a
+ * run at a fixed rate (`--rate`), so that it does not overwrite the run at full load.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
@@ -330,6 +331,7 @@ async function main(): Promise<void> {
   const restRss: Record<string, Resident> = {};
   let realtime: RealtimeFigures[] = [];
   let writes: WriteKeyFigures | undefined;
+  let soak: SoakFigures | undefined;
   let stopReceiver: (() => Promise<string>) | undefined;
   // A peer is started only when a selected scenario compares the service with it (the baseline whenever it is given).
   const peerNeeded = (name: string) => scenarios.some((s) => wants(s.key) && (s.peers ?? ['raw']).includes(name));
@@ -413,10 +415,19 @@ async function main(): Promise<void> {
     for (const t of targets) if (rows.some((r) => r.runs[t.name])) peakRss[t.name] = peakRssMb(t.pid);
     // Subscriptions exist on the service only: the peers have nothing to compare.
     if (wants('realtime')) realtime = await runRealtime(byName('service')!, log);
-    // Last: the write mix adds rows to the database every other scenario reads.
+    // The write mix adds rows to the database every other scenario reads: after them.
     if (wants('writes')) {
       if (sql.postmaster === null) log('writes: skipped (PostgreSQL is not on this machine: its CPU cannot be read)');
       else writes = await runWriteKeys(byName('service')!, db.url, sql.postmaster, log);
+    }
+    // Last: a service of its own, started fresh, writing for minutes (bench/soak.ts).
+    if (wants('soak')) {
+      const fresh = async () => {
+        const t = await startTarget('soak', distPath('src', 'main.js'), { ...serviceEnv, DATA_DIR: join(resultsDir, '.soak-data') }, flags);
+        cleanups.push(() => t.stop());
+        return t;
+      };
+      soak = await runSoak(fresh, log);
     }
   } finally {
     for (const t of targets) if (t.exited()) log(`${t.name} exited (${t.exited()}); its last output:\n${t.output()}`);
@@ -507,6 +518,12 @@ async function main(): Promise<void> {
     goals.push(judged('service RSS at rest (after start and its first requests) <= 100 MB', r.rssMb <= 100,
       `${f0(r.rssMb)} MB (anon ${f0(r.anonMb)}, file ${f0(r.fileMb)}); REST first page and GraphQL page answered, no load yet`));
   }
+  if (soak) {
+    goals.push(judged('soak: 0 errors', soak.errors === 0, `${soak.errors} errors in ${soak.requests} requests over ${f0(soak.seconds)} s (${JSON.stringify(soak.statusCodes)})`));
+    const grew = soak.settledRssMb - soak.startRssMb;
+    goals.push(judged('soak: RSS once the load stops within 20 MB of its start', soak.settled && grew <= 20,
+      `${f0(soak.startRssMb)} MB at the start, peak ${f0(soak.peakRssMb)}, ${f0(soak.endRssMb)} when the load stopped, ${soak.settled ? 'settled at' : 'still moving at'} ${f0(soak.settledRssMb)} MB after ${f0(soak.settledAfterSeconds)} s (${grew >= 0 ? '+' : ''}${f0(grew)} MB)`));
+  } else goals.push(notRun('soak: 0 errors'), notRun('soak: RSS once the load stops within 20 MB of its start'));
 
   // Earlier goals, still shown (not part of the list above).
   const by = (k: string) => scenarioResults.find((r) => r.key === k);
@@ -558,6 +575,7 @@ async function main(): Promise<void> {
     restRssMb: Object.fromEntries(Object.entries(restRss).map(([n, r]) => [n, { rss: fin(r.rssMb), anon: fin(r.anonMb), file: fin(r.fileMb), shmem: fin(r.shmemMb) }])),
     realtime,
     writes: writes ? writeKeysResult(writes) : null,
+    soak: soak ?? null,
     goals,
     others,
     contractProblems: Object.entries(problems).flatMap(([target, ps]) => ps.map((problem) => ({ target, problem }))),
