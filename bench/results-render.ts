@@ -64,6 +64,8 @@ interface RealtimeResult {
   p50: Num;
   p99: Num;
   rssPerSubscriberKb: Num;
+  /** The same idle subscribers on the bare graphql-ws server (bench/reference/graphql-ws.ts). */
+  bareRssPerSubscriberKb?: Num;
   listRpsAlone: Num;
   listRpsWith: Num;
   serverCpuMsPerEvent: Num;
@@ -236,13 +238,15 @@ function restRss(r: BenchResults): string[] {
 function realtimeTable(rows: RealtimeResult[]): string[] {
   if (!rows.length) return [];
   const change = (x: RealtimeResult) => (x.listRpsAlone && x.listRpsWith !== null ? ((x.listRpsWith / x.listRpsAlone - 1) * 100) : null);
+  // Runs before the bare graphql-ws server was measured have no such column.
+  const bare = rows.some((x) => x.bareRssPerSubscriberKb !== undefined);
   return [
     '',
-    'Realtime (commentAdded on one post, 100 more on other posts, one connection each; comments through REST; service only):',
+    `Realtime (commentAdded on one post, 100 more on other posts, one connection each; comments through REST; service only${bare ? ', idle subscribers also on a bare graphql-ws server' : ''}):`,
     '',
-    '| idle subscribers | held | last delivery after the write answered, p50 / p99 ms | RSS per idle subscriber | CPU per comment, service / load generator | GET /posts req/s alone → with them |',
-    '|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((x) => `| ${f0(x.subscribers)} + 100 | ${f0(x.held)} | ${f1(x.p50)} / ${f1(x.p99)} | ${f1(x.rssPerSubscriberKb)} KB | ${f0(x.serverCpuMsPerEvent)} / ${f0(x.clientCpuMsPerEvent)} ms | ${f0(x.listRpsAlone)} → ${f0(x.listRpsWith)} (${f0(change(x))}%) |`),
+    `| idle subscribers | held | last delivery after the write answered, p50 / p99 ms | RSS per idle subscriber |${bare ? ' bare graphql-ws server |' : ''} CPU per comment, service / load generator | GET /posts req/s alone → with them |`,
+    `|---:|---:|---:|---:|${bare ? '---:|' : ''}---:|---:|`,
+    ...rows.map((x) => `| ${f0(x.subscribers)} + 100 | ${f0(x.held)} | ${f1(x.p50)} / ${f1(x.p99)} | ${f1(x.rssPerSubscriberKb)} KB |${bare ? ` ${f1(x.bareRssPerSubscriberKb ?? null)} KB |` : ''} ${f0(x.serverCpuMsPerEvent)} / ${f0(x.clientCpuMsPerEvent)} ms | ${f0(x.listRpsAlone)} → ${f0(x.listRpsWith)} (${f0(change(x))}%) |`),
   ];
 }
 

@@ -413,8 +413,17 @@ async function main(): Promise<void> {
     // (thousands of sockets, its own RSS figures): no sample can miss the peak. Each target that
     // ran at least one scenario (PostGraphile only runs the GraphQL ones).
     for (const t of targets) if (rows.some((r) => r.runs[t.name])) peakRss[t.name] = peakRssMb(t.pid);
-    // Subscriptions exist on the service only: the peers have nothing to compare.
-    if (wants('realtime')) realtime = await runRealtime(byName('service')!, log);
+    // Subscriptions exist on the service only; the bare graphql-ws server (bench/reference/graphql-ws.ts)
+    // holds the same idle subscribers as the comparator of what each costs.
+    if (wants('realtime')) {
+      const bare = await startTarget('graphql-ws', distPath('bench', 'reference', 'graphql-ws.js'), {});
+      cleanups.push(() => bare.stop());
+      try {
+        realtime = await runRealtime(byName('service')!, log, bare);
+      } finally {
+        await bare.stop();
+      }
+    }
     // The write mix adds rows to the database every other scenario reads: after them.
     if (wants('writes')) {
       if (sql.postmaster === null) log('writes: skipped (PostgreSQL is not on this machine: its CPU cannot be read)');
@@ -524,6 +533,13 @@ async function main(): Promise<void> {
     goals.push(judged('soak: RSS once the load stops within 20 MB of its start', soak.settled && grew <= 20,
       `${f0(soak.startRssMb)} MB at the start, peak ${f0(soak.peakRssMb)}, ${f0(soak.endRssMb)} when the load stopped, ${soak.settled ? 'settled at' : 'still moving at'} ${f0(soak.settledRssMb)} MB after ${f0(soak.settledAfterSeconds)} s (${grew >= 0 ? '+' : ''}${f0(grew)} MB)`));
   } else goals.push(notRun('soak: 0 errors'), notRun('soak: RSS once the load stops within 20 MB of its start'));
+  {
+    const rt = realtime.length ? realtime[realtime.length - 1] : undefined;
+    const name = 'realtime: RSS per idle subscriber <= the bare graphql-ws server\'s';
+    if (!rt) goals.push(notRun(name));
+    else goals.push(judged(`${name} (${rt.subscribers} + 100 subscribers)`, rt.rssPerSubscriberKb <= rt.bareRssPerSubscriberKb,
+      `${rt.rssPerSubscriberKb.toFixed(1)} vs ${rt.bareRssPerSubscriberKb.toFixed(1)} KB each`));
+  }
 
   // Earlier goals, still shown (not part of the list above).
   const by = (k: string) => scenarioResults.find((r) => r.key === k);
