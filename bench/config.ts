@@ -3,9 +3,9 @@ import { availableParallelism } from 'node:os';
 /**
  * Command-line options of `npm run bench -- ...`, each winning over its environment variable:
  * `--baseline <git ref>`, `--only <keys or groups>`, `--rounds N`, `--seconds N`, `--warmup N`,
- * `--connections N`, `--rate N`, `--soak-seconds N` (also as `--name=value`).
+ * `--connections N`, `--rate N`, `--node <path>`, `--soak-seconds N` (also as `--name=value`).
  */
-export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections', 'rate', 'soak-seconds'] as const;
+export const BENCH_FLAGS = ['baseline', 'only', 'rounds', 'seconds', 'warmup', 'connections', 'rate', 'node', 'soak-seconds'] as const;
 function flag(name: (typeof BENCH_FLAGS)[number], argv: string[] = process.argv.slice(2)): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === `--${name}`) {
@@ -80,6 +80,11 @@ export const benchConfig = {
   only: (flag('only') ?? process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean),
   /** A git ref whose build runs as one more target (`baseline`), built in a temporary worktree. */
   baseline: flag('baseline') ?? (process.env.BENCH_BASELINE || undefined),
+  /**
+   * The Node binary the service, the baseline and the references run on (another line than the
+   * bench's, e.g. 26); default: the bench's own. The load generator stays on the bench's Node.
+   */
+  node: flag('node') ?? (process.env.BENCH_NODE || undefined),
 };
 
 /**

@@ -193,3 +193,12 @@ export function ensureBenchPackage(dir: string, needs: string[], why: string, lo
 
 export const distPath = (...parts: string[]) => join(__dirname, '..', ...parts);
 
+/** The version a Node binary reports (`v26.12.1`); throws when it does not run. */
+export function nodeVersion(node: string): string {
+  const res = spawnSync(node, ['--version'], { encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`${node} --version: ${res.error?.message ?? res.stderr}`);
+  return res.stdout.trim();
+}
+
+/** The Node line (major version) of a version string such as `v26.12.1`. */
+export const nodeLine = (version: string) => Number(/^v(\d+)/.exec(version)?.[1]);

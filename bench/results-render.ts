@@ -1,11 +1,11 @@
 /**
  * bench/results/latest.json and latest.md: `npm run bench` gathers every figure of a run into one
- * JSON object (BenchResults, written as latest.json, or fixed-rate.json for a run at a fixed rate:
- * bench/run.ts) and renders latest.md from that object alone with renderResults, so the Markdown
- * holds no figure the JSON does not, and a test can re-render a committed latest.json and compare
- * it with latest.md. Fields added since the first such file are optional: a file written before
- * them renders as it did. Numbers that are not finite (a target that answered nothing, a scenario
- * that did not run) are null in the JSON and `n/a` in the Markdown.
+ * JSON object (BenchResults, written as latest.json, or node26.json, fixed-rate.json for those
+ * runs: bench/run.ts) and renders latest.md from that object alone with renderResults, so the
+ * Markdown holds no figure the JSON does not, and a test can re-render a committed latest.json and
+ * compare it with latest.md. Fields added since the first such file are optional: a file written
+ * before them renders as it did. Numbers that are not finite (a target that answered nothing, a
+ * scenario that did not run) are null in the JSON and `n/a` in the Markdown.
  * This module imports nothing at run time: a test renders without the bench's dependencies.
  */
 
@@ -133,7 +133,10 @@ export interface BenchResults {
     /** The commit of the tree the bench was built from (HEAD), and whether it had uncommitted changes outside bench/results, README.md and docs/; null outside a git checkout. */
     commit: string | null;
     dirty: boolean | null;
+    /** The Node the service, the baseline and the references ran on (`--node`, else the bench's own). */
     node: string;
+    /** The Node of the load generator (and of PostGraphile 4): the bench's own. */
+    harnessNode?: string;
     cores: number;
     data: { users: number; posts: number; comments: number; tenantPosts: number; tenants: number };
     rounds: number;
@@ -176,6 +179,9 @@ const fixed = (digits: number) => (n: Num): string => (n !== null && Number.isFi
 const f0 = fixed(0);
 const f1 = fixed(1);
 const f2 = fixed(2);
+
+/** Where the load generator ran on another Node than the targets (`--node`): which. */
+const otherHarness = (m: BenchResults['run']) => (m.harnessNode && m.harnessNode !== m.node ? ` (load generator and PostGraphile 4 on ${m.harnessNode})` : '');
 
 /** A goal as a list item. */
 const goalLine = (g: Goal): string => `- ${g.status}: ${g.name}: ${g.detail}`;
@@ -284,7 +290,7 @@ export function renderResults(r: BenchResults): string {
   const lines = [
     '# Benchmark results',
     '',
-    `${m.date.slice(0, 10)}, ${m.cores} cores, node ${m.node}${m.commit ? `, commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}; ` +
+    `${m.date.slice(0, 10)}, ${m.cores} cores, node ${m.node}${otherHarness(m)}${m.commit ? `, commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}; ` +
       `${d.users} users, ${d.posts} posts, ${d.comments} comments, ${d.tenantPosts} tenant posts over ${d.tenants} tenants; ` +
       `${m.rounds} rotated round(s) of each paired scenario (the first and random pages, GET /posts/:id; one round for the others), ${m.seconds} s each after ${m.warmup} s warm-up, ${m.connections} connections` +
       `${m.rate ? `, every target of the paired scenarios held to ${m.rate} req/s overall (autocannon's overallRate: their req/s is the rate, so they have no ratios)` : ''}` +
@@ -340,10 +346,11 @@ function memoryLine(r: BenchResults): string[] {
 
 /**
  * The block README.md and docs/performance.md show between `<!-- bench:start -->` and
- * `<!-- bench:end -->` (scripts/doc-blocks.ts), and the block of a fixed-rate run: the run, the
- * service's row of each scenario with its paired ratios against every anchor that ran it (at a
- * fixed rate, every target's latency and CPU instead), RSS at rest and at the peak, and the targets
- * that were judged. A pure function of the results object, as renderResults is; no trailing newline.
+ * `<!-- bench:end -->` (scripts/doc-blocks.ts), and the blocks of the other runs (Node 26, fixed
+ * rate): the run, the service's row of each scenario with its paired ratios against every anchor
+ * that ran it (at a fixed rate, every target's latency and CPU instead), RSS at rest and at the
+ * peak, and the targets that were judged. A pure function of the results object, as renderResults
+ * is; no trailing newline.
  */
 export function renderBenchSummary(r: BenchResults): string {
   const m = r.run;
@@ -372,7 +379,7 @@ export function renderBenchSummary(r: BenchResults): string {
       ];
   return [
     `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}, ` +
-      `Node ${m.node}, ${m.cores} cores; ${options.join(', ')}; ${m.rate ? 'req/s ratios do not apply at a fixed rate' : 'ratios are paired medians over the rounds'}.`,
+      `Node ${m.node}${otherHarness(m)}, ${m.cores} cores; ${options.join(', ')}; ${m.rate ? 'req/s ratios do not apply at a fixed rate' : 'ratios are paired medians over the rounds'}.`,
     '',
     ...table,
     ...memoryLine(r),

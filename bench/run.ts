@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_PASSWORD, BENCH_TENANTS, benchConfig, serviceEnvironment, userEmail } from './config';
 import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
 import { call } from './http';
-import { distPath, ensureBenchPackage, peakRssMb, residentMb, startTarget, waitIdle, type Resident, type Target } from './processes';
+import { distPath, ensureBenchPackage, nodeLine, nodeVersion, peakRssMb, residentMb, startTarget, waitIdle, type Resident, type Target } from './processes';
 import { withReceiver } from './otlp-receiver';
 import { POSTGRAPHILE5_POSTS_QUERY, POSTGRAPHILE_POSTS_QUERY, firstRequests, graphqlPosts, lastPage, peerPosts, requestMakers, scenarios, selected, type Measurement } from './scenarios';
 import { runRealtime, type RealtimeFigures } from './realtime';
@@ -17,7 +17,7 @@ import { seed } from './seed';
 import { SqlStats } from './sql-stats';
 
 /**
- * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N] [--rate N] [--soak-seconds N]`:
+ * `npm run bench [-- --baseline <ref>] [--only <keys>] [--rounds N] [--seconds N] [--warmup N] [--connections N] [--rate N] [--node <path>] [--soak-seconds N]`:
  * seeds a scratch database, starts in processes of their own the service (as `npm start` starts
  * it), the raw reference (node:http, one named prepared statement per answer, JSON built by
  * PostgreSQL: the bare anchor), the Express reference (the same statements and rules in a typical
@@ -29,15 +29,16 @@ import { SqlStats } from './sql-stats';
  * ratios, the comparison with the baseline, RSS at rest and at the peak, the soak, the targets)
  * into one object written as bench/results/<name>.json, and prints <name>.md, rendered from that
  * object alone (bench/results-render.ts), and writes it beside it; then rewrites the docs' block of
- * that run from the same object (scripts/doc-blocks.ts). <name> is `latest`, or `fixed-rate` for a
- * run at a fixed rate (`--rate`), so that it does not overwrite the run at full load.
+ * that run from the same object (scripts/doc-blocks.ts). <name> is `latest`, or says what sets the
+ * run apart so that it does not overwrite the Node 24 run at full load: `node26` (`--node`),
+ * `fixed-rate` (`--rate`), `node26-fixed-rate`.
  */
 const resultsDir = join(__dirname, '..', '..', 'bench', 'results');
 
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
-function bcryptBaseline(): number {
-  const res = spawnSync(process.execPath, [distPath('bench', 'bcrypt-baseline.js'), String(benchConfig.bcryptSeconds)], {
+function bcryptBaseline(node: string): number {
+  const res = spawnSync(node, [distPath('bench', 'bcrypt-baseline.js'), String(benchConfig.bcryptSeconds)], {
     env: { ...process.env, UV_THREADPOOL_SIZE: String(benchConfig.cores) },
     encoding: 'utf8',
   });
@@ -260,11 +261,16 @@ function treeState(): { commit: string | null; dirty: boolean | null } {
 
 /**
  * The name of the run's results file (bench/results/<name>.json and .md) and the docs block it
- * renders: `latest` (block `bench`) at full load, `fixed-rate` (block `bench-rate`) at a fixed rate,
- * so that a fixed-rate run never overwrites the figures of the run at full load.
+ * renders: `latest` (block `bench`) for the bench's own Node at full load; a run on another Node
+ * line or at a fixed rate is named for that (`node26`, `fixed-rate`, `node26-fixed-rate`), so it
+ * never overwrites the figures of the Node 24 run at full load. A name without a block is written,
+ * not rendered into the docs.
  */
-function resultsName(): { name: string; block: BlockName } {
-  return benchConfig.rate === null ? { name: 'latest', block: 'bench' } : { name: 'fixed-rate', block: 'bench-rate' };
+function resultsName(version: string): { name: string; block: BlockName | null } {
+  const line = nodeLine(version) === nodeLine(process.version) ? null : `node${nodeLine(version)}`;
+  const name = [line, benchConfig.rate === null ? null : 'fixed-rate'].filter(Boolean).join('-') || 'latest';
+  const blocks: Record<string, BlockName> = { latest: 'bench', node26: 'bench-node26', 'fixed-rate': 'bench-rate' };
+  return { name, block: blocks[name] ?? null };
 }
 
 /**
@@ -290,8 +296,11 @@ async function main(): Promise<void> {
   // At a fixed rate the peak RSS compares like with like only if nothing else ran at full load: the page scenarios alone unless --only says otherwise.
   const wanted = selected(rate !== null && !benchConfig.only.length ? ['pages'] : benchConfig.only);
   const wants = (key: string) => !wanted || wanted.has(key);
-  const output = resultsName();
-  log(`${benchConfig.cores} cores, node ${process.version}; ${benchConfig.rounds} rotated round(s) of each paired scenario, ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections` +
+  // The service, the baseline and the references on --node's binary (PostGraphile on their own, the load generator on this one).
+  const node = benchConfig.node ?? process.execPath;
+  const targetsNode = nodeVersion(node);
+  const output = resultsName(targetsNode);
+  log(`${benchConfig.cores} cores, node ${targetsNode}${node === process.execPath ? '' : ` (${node}; the load generator on ${process.version})`}; ${benchConfig.rounds} rotated round(s) of each paired scenario, ${benchConfig.duration} s each after ${benchConfig.warmup} s warm-up, ${benchConfig.connections} connections` +
     (rate === null ? '' : `, every page scenario's target at ${rate} req/s`) +
     (wanted ? `; only ${[...wanted].join(', ')}` : '') + (benchConfig.baseline ? `; baseline ${benchConfig.baseline}` : '') + `; results in bench/results/${output.name}.json`);
   if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
@@ -348,19 +357,19 @@ async function main(): Promise<void> {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
     const profDir = join(resultsDir, 'prof');
     if (benchConfig.cpuProf) mkdirSync(profDir, { recursive: true });
-    log(`service: node ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags)`);
+    log(`service: ${node === process.execPath ? 'node' : node} ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags)`);
     // BENCH_SERVICE_ENV='OTEL_EXPORTER_OTLP_ENDPOINT=auto OTEL_TRACES_SAMPLER=always_on': the service traced, into a receiver of its own.
     const otlp = await withReceiver(benchConfig.serviceEnv);
     stopReceiver = otlp.stop;
     const serviceEnv = { ...serviceEnvironment(db.url, join(resultsDir, '.service-data')), ...otlp.env };
-    await start('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])]);
-    if (peerNeeded('raw')) await start('raw', distPath('bench', 'reference', 'raw.js'), common);
+    await start('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])], node);
+    if (peerNeeded('raw')) await start('raw', distPath('bench', 'reference', 'raw.js'), common, [], node);
     // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
-    if (peerNeeded('express')) await start('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL });
+    if (peerNeeded('express')) await start('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL }, [], node);
     if (baseline) {
       // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
       log(`baseline: node ${[...baseline.flags, 'dist/src/main.js'].join(' ')} in ${baseline.dir} (its npm start's flags)`);
-      await start('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, process.execPath, baseline.dir);
+      await start('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, node, baseline.dir);
     }
     if (peerNeeded('postgraphile')) {
       const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
@@ -388,7 +397,7 @@ async function main(): Promise<void> {
       if (dead) throw new Error(`${dead.name} died (${dead.exited()}):\n${dead.output()}`);
       if (s.key === 'login') {
         // Measured right before the logins, so both see the same machine (others may be busy).
-        bcryptPerSecond = bcryptBaseline();
+        bcryptPerSecond = bcryptBaseline(node);
         log(`bcrypt cost 12 alone, ${benchConfig.cores} threads: ${bcryptPerSecond.toFixed(2)} compares/s`);
       }
       // The baseline joins every scenario but the paced pair (a fixed rate has no ratio to give).
@@ -401,7 +410,7 @@ async function main(): Promise<void> {
       for (let round = 0; round < rounds; round++) for (const t of order.map((_, i) => order[(i + round) % order.length])) {
         const m = await s.run(t, sql, round);
         (row.runs[t.name] ??= []).push(m);
-        log(`${s.label}${rounds > 1 ? ` [${round + 1}/${rounds}]` : ''}: ${t.name} ${f0(m.rps)} req/s, p99 ${m.p99} ms, Node ${f2(m.nodeMs)} / PG ${f2(m.pgMs)} ms CPU per request, SQL/req ${sqlText(m)}`);
+        log(`${s.label}${rounds > 1 ? ` [${round + 1}/${rounds}]` : ''}: ${t.name} ${f0(m.rps)} req/s, p50 ${m.p50} / p99 ${m.p99} ms, Node ${f2(m.nodeMs)} / PG ${f2(m.pgMs)} ms CPU per request, SQL/req ${sqlText(m)}`);
         if (t.name === 'service' && process.env.BENCH_SHOW_SQL === '1') for (const q of await sql.top(6)) log(`   ${q.calls}× ${q.meanMs.toFixed(2)} ms  ${q.query.slice(0, 220)}`);
         const bad = Object.entries(m.statusCodes).filter(([c]) => !c.startsWith('2'));
         if (bad.length || m.errors) log(`   ${t.name}: ${m.errors} errors; non-2xx ${JSON.stringify(Object.fromEntries(bad))}`);
@@ -416,7 +425,7 @@ async function main(): Promise<void> {
     // Subscriptions exist on the service only; the bare graphql-ws server (bench/reference/graphql-ws.ts)
     // holds the same idle subscribers as the comparator of what each costs.
     if (wants('realtime')) {
-      const bare = await startTarget('graphql-ws', distPath('bench', 'reference', 'graphql-ws.js'), {});
+      const bare = await startTarget('graphql-ws', distPath('bench', 'reference', 'graphql-ws.js'), {}, [], node);
       cleanups.push(() => bare.stop());
       try {
         realtime = await runRealtime(byName('service')!, log, bare);
@@ -432,7 +441,7 @@ async function main(): Promise<void> {
     // Last: a service of its own, started fresh, writing for minutes (bench/soak.ts).
     if (wants('soak')) {
       const fresh = async () => {
-        const t = await startTarget('soak', distPath('src', 'main.js'), { ...serviceEnv, DATA_DIR: join(resultsDir, '.soak-data') }, flags);
+        const t = await startTarget('soak', distPath('src', 'main.js'), { ...serviceEnv, DATA_DIR: join(resultsDir, '.soak-data') }, flags, node);
         cleanups.push(() => t.stop());
         return t;
       };
@@ -570,7 +579,8 @@ async function main(): Promise<void> {
       totalSeconds: Math.round((Date.now() - started) / 1000),
       commit: tree.commit,
       dirty: tree.dirty,
-      node: process.version,
+      node: targetsNode,
+      harnessNode: process.version,
       cores: benchConfig.cores,
       data: { users: benchConfig.users, posts: benchConfig.posts, comments: benchConfig.comments, tenantPosts: benchConfig.tenantPosts, tenants: BENCH_TENANTS },
       rounds: benchConfig.rounds,
@@ -603,6 +613,10 @@ async function main(): Promise<void> {
   writeFileSync(join(resultsDir, `${output.name}.json`), JSON.stringify(results, null, 2) + '\n');
   writeFileSync(join(resultsDir, `${output.name}.md`), md);
   process.stdout.write(md);
+  if (!output.block) {
+    log(`wrote bench/results/${output.name}.json and .md (no docs block shows this kind of run)`);
+    return;
+  }
   // The figures the docs show, rendered from that JSON (scripts/doc-blocks.ts).
   const rewritten = renderDocs(repoRoot, [output.block]);
   log(rewritten.length ? `rewrote the ${output.block} blocks of ${rewritten.map((p) => p.slice(repoRoot.length + 1)).join(', ')}` : `the ${output.block} blocks of the docs were already these figures`);

@@ -23,6 +23,8 @@ import { renderBenchSummary, type BenchResults } from '../bench/results-render';
 export const BLOCKS = {
   /** bench/results/latest.json, as `npm run bench` writes it. */
   bench: (root: string) => renderBenchSummary(JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults),
+  /** bench/results/node26.json, as `npm run bench -- --node <Node 26>` writes it; a line saying so while there is none. */
+  'bench-node26': (root: string) => otherRun(root, 'node26', 'run on Node 26 (`npm run bench -- --node <path of a Node 26 binary>`)'),
   /** bench/results/fixed-rate.json, as `npm run bench -- --rate N` writes it; a line saying so while there is none. */
   'bench-rate': (root: string) => otherRun(root, 'fixed-rate', 'fixed-rate run (`npm run bench -- --rate N`)'),
   /** The test tree: the files jest runs (jest.config.js: `test/**\/*.test.ts`). */
@@ -36,7 +38,7 @@ export const BLOCKS = {
 
 export type BlockName = keyof typeof BLOCKS;
 
-/** The summary of bench/results/<name>.json (a run beside the one at full load), or a line saying none is recorded. */
+/** The summary of bench/results/<name>.json (a run beside the Node 24 one at full load), or a line saying none is recorded. */
 function otherRun(root: string, name: string, what: string): string {
   const file = join(root, 'bench', 'results', `${name}.json`);
   if (!existsSync(file)) return `No ${what} is recorded yet: it writes \`bench/results/${name}.json\`, and this block is rendered from that file.`;
