@@ -36,6 +36,8 @@ export interface MemoryResults {
     cores: number;
     /** `node <flags> dist/src/main.js`: npm start's command (the probe's `-r` added to it). */
     serviceCommand: string;
+    /** BENCH_SERVICE_ENV: environment added to the bench's (an experiment's NODE_OPTIONS); absent in a file written before it was recorded. */
+    serviceEnv?: Record<string, string>;
     /** The request of the load, its seconds and connections, the req/s it got and its errors (socket errors, timeouts, non-2xx). */
     load: string;
     seconds: number;
@@ -59,8 +61,9 @@ const f1 = (n: number) => n.toFixed(1);
 export function renderMemory(r: MemoryResults): string {
   const m = r.run;
   const row = (label: string, pick: (x: MemoryMoment) => number) => `| ${label} | ${f1(pick(r.rest))} | ${f1(pick(r.peak))} |`;
+  const extra = Object.entries(m.serviceEnv ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
   return [
-    `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}` : ''}, Node ${m.node}, ${m.cores} cores (\`npm run bench:memory\`): the service as \`${m.serviceCommand}\` in production, ` +
+    `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}` : ''}, Node ${m.node}, ${m.cores} cores (\`npm run bench:memory\`): the service as \`${m.serviceCommand}\` in production${extra ? ` with \`${extra}\`` : ''}, ` +
       `at rest (started, the REST first page and the GraphQL page answered) and at the highest RSS sampled during ${m.seconds} s of ${m.load} at ${m.connections} connections ` +
       `(${m.reqPerSec.toFixed(0)} req/s, ${m.errors} errors; VmHWM ${f1(r.peakHwmMb)} MB).`,
     '',

@@ -24,7 +24,8 @@ import { renderDocs } from '../scripts/doc-blocks';
  * loads the service's dependencies one by one and says what each adds (bench/memory-packages.ts).
  * Writes bench/results/memory.json (memory-node26.json for another Node line, not rendered into
  * the docs), prints the Markdown (bench/memory-render.ts) and rewrites the docs' memory block.
- * Knobs: MEMORY_SECONDS (15), MEMORY_CONNECTIONS (50).
+ * Knobs: MEMORY_SECONDS (15), MEMORY_CONNECTIONS (50), and BENCH_SERVICE_ENV as for the bench
+ * (`BENCH_SERVICE_ENV='NODE_OPTIONS=--max-semi-space-size=16'`: a V8 setting's effect on each part).
  */
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.MEMORY_CONNECTIONS ?? 50);
@@ -99,7 +100,8 @@ async function main(): Promise<void> {
   let rest: MemoryMoment, peak: MemoryMoment, hwm: number, rps: number, errors: number;
   try {
     log(`service: ${node} ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags and the probe)`);
-    t = await startTarget('service', distPath('src', 'main.js'), { ...serviceEnvironment(db.url, join(work, 'data')), MEMORY_PROBE_FILE: probeFile }, flags, node);
+    if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
+    t = await startTarget('service', distPath('src', 'main.js'), { ...serviceEnvironment(db.url, join(work, 'data')), ...benchConfig.serviceEnv, MEMORY_PROBE_FILE: probeFile }, flags, node);
     for (const r of firstRequests('service')) await call(t.url, r.method, r.path, { headers: { ...r.headers }, body: r.body });
     await waitIdle([t.pid], 5_000);
     rest = breakdown(await snapshot(t, probeFile));
@@ -135,6 +137,7 @@ async function main(): Promise<void> {
       node: version,
       cores: benchConfig.cores,
       serviceCommand: `node ${startFlags(repoRoot).concat('dist/src/main.js').join(' ')}`,
+      serviceEnv: benchConfig.serviceEnv,
       load: 'GraphQL posts(page: 1)',
       seconds: SECONDS,
       connections: CONNECTIONS,
