@@ -80,24 +80,35 @@ export async function startTarget(
   };
 }
 
-/** Resident set size of a process in MB, from /proc (Linux). */
-export function rssMb(pid: number): number {
+/** Fields of /proc/<pid>/status in kB (VmRSS, VmHWM, RssAnon, ...); empty once the process is gone (Linux). */
+function statusKb(pid: number): Record<string, number> {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
+    const fields: Record<string, number> = {};
+    for (const m of readFileSync(`/proc/${pid}/status`, 'utf8').matchAll(/^(\w+):\s+(\d+) kB$/gm)) fields[m[1]] = Number(m[2]);
+    return fields;
   } catch {
-    return 0;
+    return {};
   }
 }
 
+/** Resident set size of a process in MB, from /proc (Linux). */
+export const rssMb = (pid: number): number => (statusKb(pid).VmRSS ?? 0) / 1024;
+
 /** The highest RSS a process has had since it started, in MB (VmHWM, /proc; Linux). */
-export function peakRssMb(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
+export const peakRssMb = (pid: number): number => (statusKb(pid).VmHWM ?? 0) / 1024;
+
+/** A process's RSS in MB and its parts: anonymous (heaps, stacks), file-backed (the binary, libraries), shared memory. */
+export interface Resident {
+  rssMb: number;
+  anonMb: number;
+  fileMb: number;
+  shmemMb: number;
+}
+
+export function residentMb(pid: number): Resident {
+  const s = statusKb(pid);
+  const mb = (kb: number | undefined) => (kb ?? 0) / 1024;
+  return { rssMb: mb(s.VmRSS), anonMb: mb(s.RssAnon), fileMb: mb(s.RssFile), shmemMb: mb(s.RssShmem) };
 }
 
 /** Samples a process's RSS every 200 ms until stopped; returns the maximum seen. */
@@ -181,3 +192,13 @@ export function ensureBenchPackage(dir: string, needs: string[], why: string, lo
 }
 
 export const distPath = (...parts: string[]) => join(__dirname, '..', ...parts);
+
+/** The version a Node binary reports (`v26.12.1`); throws when it does not run. */
+export function nodeVersion(node: string): string {
+  const res = spawnSync(node, ['--version'], { encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`${node} --version: ${res.error?.message ?? res.stderr}`);
+  return res.stdout.trim();
+}
+
+/** The Node line (major version) of a version string such as `v26.12.1`. */
+export const nodeLine = (version: string) => Number(/^v(\d+)/.exec(version)?.[1]);

@@ -1,9 +1,11 @@
 /**
  * bench/results/latest.json and latest.md: `npm run bench` gathers every figure of a run into one
- * JSON object (BenchResults, written as latest.json) and renders latest.md from that object alone
- * with renderResults, so the Markdown holds no figure the JSON does not, and a test can re-render a
- * committed latest.json and compare it with latest.md. Numbers that are not finite (a target that
- * answered nothing, a scenario that did not run) are null in the JSON and `n/a` in the Markdown.
+ * JSON object (BenchResults, written as latest.json, or node26.json, fixed-rate.json for those
+ * runs: bench/run.ts) and renders latest.md from that object alone with renderResults, so the
+ * Markdown holds no figure the JSON does not, and a test can re-render a committed latest.json and
+ * compare it with latest.md. Fields added since the first such file are optional: a file written
+ * before them renders as it did. Numbers that are not finite (a target that answered nothing, a
+ * scenario that did not run) are null in the JSON and `n/a` in the Markdown.
  * This module imports nothing at run time: a test renders without the bench's dependencies.
  */
 
@@ -62,6 +64,8 @@ interface RealtimeResult {
   p50: Num;
   p99: Num;
   rssPerSubscriberKb: Num;
+  /** The same idle subscribers on the bare graphql-ws server (bench/reference/graphql-ws.ts). */
+  bareRssPerSubscriberKb?: Num;
   listRpsAlone: Num;
   listRpsWith: Num;
   serverCpuMsPerEvent: Num;
@@ -97,6 +101,29 @@ export interface WritesResult {
   pass: boolean;
 }
 
+/** The soak (bench/soak.ts): a fresh service under mixed reads and writes for minutes, then left to settle. */
+interface SoakResult {
+  seconds: number;
+  connections: number;
+  requests: number;
+  errors: number;
+  statusCodes: Record<string, number>;
+  startRssMb: Num;
+  peakRssMb: Num;
+  endRssMb: Num;
+  settledRssMb: Num;
+  settledAfterSeconds: Num;
+  settled: boolean;
+}
+
+/** A process's RSS in MB and its parts (/proc/<pid>/status: VmRSS, RssAnon, RssFile, RssShmem). */
+interface Resident {
+  rss: Num;
+  anon: Num;
+  file: Num;
+  shmem: Num;
+}
+
 export interface BenchResults {
   schemaVersion: 1;
   run: {
@@ -106,13 +133,18 @@ export interface BenchResults {
     /** The commit of the tree the bench was built from (HEAD), and whether it had uncommitted changes outside bench/results, README.md and docs/; null outside a git checkout. */
     commit: string | null;
     dirty: boolean | null;
+    /** The Node the service, the baseline and the references ran on (`--node`, else the bench's own). */
     node: string;
+    /** The Node of the load generator (and of PostGraphile 4): the bench's own. */
+    harnessNode?: string;
     cores: number;
     data: { users: number; posts: number; comments: number; tenantPosts: number; tenants: number };
     rounds: number;
     seconds: number;
     warmup: number;
     connections: number;
+    /** Fixed-rate mode: every target of the page scenarios held to this many req/s (autocannon's overallRate); null: full load. */
+    rate?: number | null;
     /** --only's scenario keys as expanded; null: every scenario. */
     only: string[] | null;
     /** `node <flags> dist/src/main.js`: how the service was started (npm start's flags). */
@@ -130,8 +162,11 @@ export interface BenchResults {
   scenarios: ScenarioResult[];
   /** Each target's highest RSS since it started (VmHWM) after the load scenarios, for the targets that ran at least one. */
   peakRssMb: Record<string, Num>;
+  /** Each target's RSS right after it was ready and answered its first request(s), before any load. */
+  restRssMb?: Record<string, Resident>;
   realtime: RealtimeResult[];
   writes: WritesResult | null;
+  soak?: SoakResult | null;
   /** The targets of the issue, in order. */
   goals: Goal[];
   /** Earlier goals and informative ratios, still shown. */
@@ -145,17 +180,25 @@ const f0 = fixed(0);
 const f1 = fixed(1);
 const f2 = fixed(2);
 
+/** Where the load generator ran on another Node than the targets (`--node`): which. */
+const otherHarness = (m: BenchResults['run']) => (m.harnessNode && m.harnessNode !== m.node ? ` (load generator and PostGraphile 4 on ${m.harnessNode})` : '');
+
 /** A goal as a list item. */
 const goalLine = (g: Goal): string => `- ${g.status}: ${g.name}: ${g.detail}`;
 
 function table(r: BenchResults): string[] {
+  // A run of the realtime scenario, the write mix or the soak alone has no table.
+  if (!r.scenarios.length) return [];
   const shown = (n: string) => r.names[n] ?? n;
   const ratio = (t: TargetResult, a: string) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '');
+  // A column for each anchor some target has a ratio against (none at a fixed rate).
+  const anchors = r.anchors.filter((a) => r.scenarios.some((s) => s.targets.some((t) => a in t.ratios)));
   return [
-    `| scenario | target | req/s | ${r.anchors.map((a) => `× ${shown(a)}`).join(' | ')} | p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
-    `|---|---|---:|${r.anchors.map(() => '---:').join('|')}|---|---:|---:|---:|---:|---:|`,
+    '',
+    `| scenario | target | req/s | ${anchors.map((a) => `× ${shown(a)} | `).join('')}p50 / p99 ms | Node CPU ms/req | PostgreSQL CPU ms/req | SQL/req | max RSS MB | errors |`,
+    `|---|---|---:|${anchors.map(() => '---:|').join('')}---|---:|---:|---:|---:|---:|`,
     ...r.scenarios.flatMap((s) => s.targets.map((t) =>
-      `| ${t.name === 'service' ? s.label : ''} | ${shown(t.name)} | ${f0(t.reqPerSec)} | ${r.anchors.map((a) => ratio(t, a)).join(' | ')} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} | ${f2(t.nodeCpuMsPerReq)} | ${f2(t.pgCpuMsPerReq)} | ${f1(t.sqlPerReq)} | ${f0(t.maxRssMb)} | ${t.errors} |`)),
+      `| ${t.name === 'service' ? s.label : ''} | ${shown(t.name)} | ${f0(t.reqPerSec)} | ${anchors.map((a) => `${ratio(t, a)} | `).join('')}${f1(t.p50Ms)} / ${f1(t.p99Ms)} | ${f2(t.nodeCpuMsPerReq)} | ${f2(t.pgCpuMsPerReq)} | ${f1(t.sqlPerReq)} | ${f0(t.maxRssMb)} | ${t.errors} |`)),
   ];
 }
 
@@ -184,16 +227,44 @@ function peakRss(r: BenchResults): string[] {
   return ['', `Peak RSS since start (VmHWM) after the load scenarios: ${entries.map(([n, mb]) => `${r.names[n] ?? n} ${f0(mb)} MB`).join(', ')}.`];
 }
 
+/** Each target's RSS right after its start and first request(s), and its parts (runs that recorded it). */
+function restRss(r: BenchResults): string[] {
+  const entries = Object.entries(r.restRssMb ?? {});
+  if (!entries.length) return [];
+  return [
+    '',
+    'RSS at rest: right after each target was ready and had answered its first request (REST `GET /posts?page=1`, the GraphQL page, or both for the service, the baseline and raw), before any load (/proc/<pid>/status):',
+    '',
+    '| target | RSS MB | anonymous | file-backed | shared |',
+    '|---|---:|---:|---:|---:|',
+    ...entries.map(([n, x]) => `| ${r.names[n] ?? n} | ${f1(x.rss)} | ${f1(x.anon)} | ${f1(x.file)} | ${f1(x.shmem)} |`),
+  ];
+}
+
 function realtimeTable(rows: RealtimeResult[]): string[] {
   if (!rows.length) return [];
   const change = (x: RealtimeResult) => (x.listRpsAlone && x.listRpsWith !== null ? ((x.listRpsWith / x.listRpsAlone - 1) * 100) : null);
+  // Runs before the bare graphql-ws server was measured have no such column.
+  const bare = rows.some((x) => x.bareRssPerSubscriberKb !== undefined);
   return [
     '',
-    'Realtime (commentAdded on one post, 100 more on other posts, one connection each; comments through REST; service only):',
+    `Realtime (commentAdded on one post, 100 more on other posts, one connection each; comments through REST; service only${bare ? ', idle subscribers also on a bare graphql-ws server' : ''}):`,
     '',
-    '| idle subscribers | held | last delivery after the write answered, p50 / p99 ms | RSS per idle subscriber | CPU per comment, service / load generator | GET /posts req/s alone → with them |',
-    '|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((x) => `| ${f0(x.subscribers)} + 100 | ${f0(x.held)} | ${f1(x.p50)} / ${f1(x.p99)} | ${f1(x.rssPerSubscriberKb)} KB | ${f0(x.serverCpuMsPerEvent)} / ${f0(x.clientCpuMsPerEvent)} ms | ${f0(x.listRpsAlone)} → ${f0(x.listRpsWith)} (${f0(change(x))}%) |`),
+    `| idle subscribers | held | last delivery after the write answered, p50 / p99 ms | RSS per idle subscriber |${bare ? ' bare graphql-ws server |' : ''} CPU per comment, service / load generator | GET /posts req/s alone → with them |`,
+    `|---:|---:|---:|---:|${bare ? '---:|' : ''}---:|---:|`,
+    ...rows.map((x) => `| ${f0(x.subscribers)} + 100 | ${f0(x.held)} | ${f1(x.p50)} / ${f1(x.p99)} | ${f1(x.rssPerSubscriberKb)} KB |${bare ? ` ${f1(x.bareRssPerSubscriberKb ?? null)} KB |` : ''} ${f0(x.serverCpuMsPerEvent)} / ${f0(x.clientCpuMsPerEvent)} ms | ${f0(x.listRpsAlone)} → ${f0(x.listRpsWith)} (${f0(change(x))}%) |`),
+  ];
+}
+
+/** The soak's figures in a sentence (latest.md). */
+function soakLines(x: SoakResult | null | undefined): string[] {
+  if (!x) return [];
+  return [
+    '',
+    `Soak (a service of its own, started fresh; ${f0(x.seconds)} s of 80% reads / 20% writes at ${x.connections} connections, SMTP down): ` +
+      `${x.requests} requests, ${x.errors} errors (statuses ${Object.entries(x.statusCodes).map(([c, n]) => `${c}: ${n}`).join(', ')}); ` +
+      `RSS ${f1(x.startRssMb)} MB at the start (one request answered), peak ${f1(x.peakRssMb)} MB, ${f1(x.endRssMb)} MB when the load stopped, ` +
+      `${x.settled ? 'settled at' : 'still moving at'} ${f1(x.settledRssMb)} MB ${f0(x.settledAfterSeconds)} s later.`,
   ];
 }
 
@@ -219,19 +290,21 @@ export function renderResults(r: BenchResults): string {
   const lines = [
     '# Benchmark results',
     '',
-    `${m.date.slice(0, 10)}, ${m.cores} cores, node ${m.node}${m.commit ? `, commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}; ` +
+    `${m.date.slice(0, 10)}, ${m.cores} cores, node ${m.node}${otherHarness(m)}${m.commit ? `, commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}; ` +
       `${d.users} users, ${d.posts} posts, ${d.comments} comments, ${d.tenantPosts} tenant posts over ${d.tenants} tenants; ` +
       `${m.rounds} rotated round(s) of each paired scenario (the first and random pages, GET /posts/:id; one round for the others), ${m.seconds} s each after ${m.warmup} s warm-up, ${m.connections} connections` +
+      `${m.rate ? `, every target of the paired scenarios held to ${m.rate} req/s overall (autocannon's overallRate: their req/s is the rate, so they have no ratios)` : ''}` +
       `${m.only ? `; only ${m.only.join(', ')}` : ''}; ` +
       'ratios are paired medians (each round\'s ratio, then the median), req/s and CPU per request medians over the rounds' +
       `${m.bcryptPerSecond !== null ? `; bcrypt cost 12 alone: ${f2(m.bcryptPerSecond)} compares/s` : ''}. ` +
       `Service: \`${m.serviceCommand}\` (npm start), NODE_ENV=production, LOG_LEVEL=${m.logLevel} (the Express reference's too).`,
-    '',
     ...table(r),
     ...againstBaseline(r),
     ...peakRss(r),
+    ...restRss(r),
     ...realtimeTable(r.realtime),
     ...writesLines(r.writes),
+    ...soakLines(r.soak),
     '',
     'Targets:',
     ...r.goals.map(goalLine),
@@ -246,10 +319,38 @@ export function renderResults(r: BenchResults): string {
 }
 
 /**
+ * The summary's table at a fixed rate, where req/s ratios say nothing: each target's latency and
+ * Node CPU per request in every scenario, and its req/s where it fell short of the rate.
+ */
+function fixedRateTable(r: BenchResults, rate: number): string[] {
+  const names = ['service', ...r.anchors].filter((n) => r.scenarios.some((s) => s.targets.some((t) => t.name === n)));
+  const cell = (t: TargetResult | undefined) =>
+    t ? `${f1(t.p50Ms)} / ${f1(t.p99Ms)} · ${f2(t.nodeCpuMsPerReq)}${t.reqPerSec !== null && t.reqPerSec < 0.95 * rate ? ` (${f0(t.reqPerSec)} req/s)` : ''}` : '';
+  return [
+    `Each cell: p50 / p99 ms · Node CPU ms per request; a target's req/s where it answered less than 95% of the ${rate} req/s asked.`,
+    '',
+    `| scenario | ${names.map((n) => r.names[n] ?? n).join(' | ')} |`,
+    `|---|${names.map(() => '---:|').join('')}`,
+    ...r.scenarios.map((s) => `| ${s.label} | ${names.map((n) => cell(s.targets.find((t) => t.name === n))).join(' | ')} |`),
+  ];
+}
+
+/** The summary's memory line: each target's RSS at rest and its peak (runs that recorded RSS at rest). */
+function memoryLine(r: BenchResults): string[] {
+  if (!r.restRssMb) return [];
+  const shown = (n: string) => r.names[n] ?? n;
+  const rest = Object.entries(r.restRssMb).map(([n, x]) => `${shown(n)} ${f0(x.rss)} (${f0(x.anon)} / ${f0(x.file)})`);
+  const peak = Object.entries(r.peakRssMb).map(([n, mb]) => `${shown(n)} ${f0(mb)}`);
+  return ['', `RSS at rest in MB (anonymous / file-backed): ${rest.join(', ')}.${peak.length ? ` Peak RSS after the load scenarios in MB: ${peak.join(', ')}.` : ''}`];
+}
+
+/**
  * The block README.md and docs/performance.md show between `<!-- bench:start -->` and
- * `<!-- bench:end -->` (scripts/doc-blocks.ts): the run, the service's row of each scenario with
- * its paired ratios against every anchor that ran it, and the targets that were judged. A pure
- * function of latest.json's object, as renderResults is; no trailing newline.
+ * `<!-- bench:end -->` (scripts/doc-blocks.ts), and the blocks of the other runs (Node 26, fixed
+ * rate): the run, the service's row of each scenario with its paired ratios against every anchor
+ * that ran it (at a fixed rate, every target's latency and CPU instead), RSS at rest and at the
+ * peak, and the targets that were judged. A pure function of the results object, as renderResults
+ * is; no trailing newline.
  */
 export function renderBenchSummary(r: BenchResults): string {
   const m = r.run;
@@ -263,21 +364,28 @@ export function renderBenchSummary(r: BenchResults): string {
     m.only ? `\`--only ${m.only.join(',')}\`` : 'every scenario',
     `${m.rounds} rotated round(s) of ${m.seconds} s after ${m.warmup} s warm-up`,
     `${m.connections} connections`,
+    ...(m.rate ? [`every target held to ${m.rate} req/s overall`] : []),
     ...(m.baseline ? [`baseline \`${m.baseline.ref}\` (${m.baseline.commit.slice(0, 10)})`] : []),
   ];
   const judged = r.goals.filter((g) => g.status === 'PASS' || g.status === 'FAIL');
   const unjudged = r.goals.length - judged.length;
+  const table = m.rate
+    ? fixedRateTable(r, m.rate)
+    : [
+        `| scenario | service req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | Node / PostgreSQL CPU ms per request | p50 / p99 ms |`,
+        `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
+        ...rows.map(({ s, service: t }) =>
+          `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+      ];
   return [
     `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}${m.dirty ? ' (with uncommitted changes)' : ''}` : ''}, ` +
-      `Node ${m.node}, ${m.cores} cores; ${options.join(', ')}; ratios are paired medians over the rounds.`,
+      `Node ${m.node}${otherHarness(m)}, ${m.cores} cores; ${options.join(', ')}; ${m.rate ? 'req/s ratios do not apply at a fixed rate' : 'ratios are paired medians over the rounds'}.`,
     '',
-    `| scenario | service req/s | ${anchors.map((a) => `× ${shown(a)}`).join(' | ')} | Node / PostgreSQL CPU ms per request | p50 / p99 ms |`,
-    `|---|---:|${anchors.map(() => '---:|').join('')}---:|---:|`,
-    ...rows.map(({ s, service: t }) =>
-      `| ${s.label} | ${f0(t.reqPerSec)} | ${anchors.map((a) => (a in t.ratios ? `${f2(t.ratios[a])}×` : '')).join(' | ')} | ${f2(t.nodeCpuMsPerReq)} / ${f2(t.pgCpuMsPerReq)} | ${f1(t.p50Ms)} / ${f1(t.p99Ms)} |`),
+    ...table,
+    ...memoryLine(r),
     '',
     `Targets judged in that run (${judged.filter((g) => g.status === 'PASS').length} PASS, ${judged.filter((g) => g.status === 'FAIL').length} FAIL` +
-      `${unjudged ? `; ${unjudged} not judged: scenario not run or no baseline` : ''}):`,
+      `${unjudged ? `; ${unjudged} not judged: scenario not run${m.rate ? ', judged at full load' : ''} or no baseline` : ''}):`,
     '',
     ...judged.map(goalLine),
   ].join('\n');

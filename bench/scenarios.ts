@@ -70,11 +70,11 @@ export const POSTGRAPHILE5_POSTS_QUERY = `query Posts($offset: Int) {
       comments(orderBy: [CREATED_AT_ASC, ROW_ID_ASC]) { nodes { rowId body user { rowId name } } totalCount } }
     totalCount } }`;
 
-type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
+export type Req = { method: string; path: string; headers?: Record<string, string>; body?: string };
 
-const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
+export const listPosts = (): Req => ({ method: 'GET', path: `/posts?page=${rand(lastPage)}` });
 /** The page clients load most: where Node time, not PostgreSQL's, decides. */
-const firstPage = (): Req => ({ method: 'GET', path: '/posts?page=1' });
+export const firstPage = (): Req => ({ method: 'GET', path: '/posts?page=1' });
 export const graphqlPosts = (page = rand(lastPage)): Req => ({
   method: 'POST', path: '/graphql', headers: json(),
   body: JSON.stringify({ query: POSTS_QUERY, variables: { page } }),
@@ -89,15 +89,17 @@ const postgraphile5Posts = peerPosts(POSTGRAPHILE5_POSTS_QUERY);
 /** Which request each target of a GraphQL scenario gets (page `page`, random when not given): the service's query, or its peer's own. */
 const graphqlFor = (t: Target, page?: number): (() => Req) =>
   t.name === 'postgraphile' ? () => postgraphilePosts(page) : t.name === 'postgraphile5' ? () => postgraphile5Posts(page) : () => graphqlPosts(page);
-const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
+export const showPost = (): Req => ({ method: 'GET', path: `/posts/${liveId()}` });
 const simplePosts = (): Req => ({ method: 'GET', path: `/posts?paginate=simple&page=${rand(lastPage)}` });
 /** A `next` cursor at a random live position, encoded as the service encodes it. */
 const cursorPosts = (): Req => ({
   method: 'GET',
   path: `/posts?paginate=cursor&cursor=${Buffer.from(JSON.stringify({ id: rand(benchConfig.posts), to: 'next' })).toString('base64url')}`,
 });
+/** A seeded user's access token, signed as the service signs them (no login needed). */
+export const tokenOf = (id: number) => jwt.sign({ id, tv: 0 }, BENCH_JWT_SECRET, { algorithm: 'HS256', expiresIn: '1d' });
 /** Seeded user 1 is an admin, user 2 a moderator (bench/seed.ts); both targets accept these tokens. */
-const bearer = (id: number) => ({ authorization: `Bearer ${jwt.sign({ id, tv: 0 }, BENCH_JWT_SECRET, { algorithm: 'HS256', expiresIn: '1d' })}` });
+const bearer = (id: number) => ({ authorization: `Bearer ${tokenOf(id)}` });
 const moderator = bearer(2);
 const admin = bearer(1);
 const trashed = Math.floor(benchConfig.posts / TRASH_EVERY);
@@ -109,14 +111,32 @@ const login = (): Req => ({
   body: JSON.stringify({ email: userEmail(rand(benchConfig.users)), password: BENCH_PASSWORD }),
 });
 let serial = 0;
-const createPost = (token: string): Req => ({
+export const createPost = (token: string): Req => ({
   method: 'POST', path: '/posts', headers: { ...json(), authorization: `Bearer ${token}` },
   body: JSON.stringify({ title: `Bench post ${process.pid}-${++serial}-${Math.random().toString(36).slice(2, 8)}`, body: 'Written under load. '.repeat(20) }),
 });
-const addComment = (token: string): Req => ({
+export const addComment = (token: string): Req => ({
   method: 'POST', path: `/posts/${liveId()}/comments`, headers: { ...json(), authorization: `Bearer ${token}` },
   body: JSON.stringify({ body: 'A comment written under load.' }),
 });
+
+/** A new account (a fresh email each time): the service queues its verification mail. */
+export const register = (): Req => ({
+  method: 'POST', path: '/auth/register', headers: json(),
+  body: JSON.stringify({ name: 'Bench reader', email: `reader-${process.pid}-${++serial}-${Math.random().toString(36).slice(2, 8)}@bench.test`, password: BENCH_PASSWORD }),
+});
+
+/**
+ * What a target answers before its RSS at rest is read (bench/run.ts): the REST first page, the
+ * GraphQL page in its own schema, or both for the targets that serve both (the service, the
+ * baseline, the raw reference).
+ */
+export function firstRequests(name: string): Req[] {
+  if (name === 'express') return [firstPage()];
+  if (name === 'postgraphile') return [postgraphilePosts(1)];
+  if (name === 'postgraphile5') return [postgraphile5Posts(1)];
+  return [firstPage(), graphqlPosts(1)];
+}
 
 /** Request makers by key, for bench/ab.ts (A/B of builds). */
 export const requestMakers: Record<string, () => Req> = {
@@ -270,25 +290,31 @@ const rest = ['express', 'raw'];
 const graphqlPeers = ['raw', 'postgraphile', 'postgraphile5'];
 /** Paired scenarios count SQL in their first round only. */
 const once = (round: number) => round === 0;
+/**
+ * The paired page scenarios' load: as fast as each target answers, or in fixed-rate mode
+ * (`--rate`) one overall rate for every target, so that each does the same work and what differs is
+ * latency, CPU per request and memory.
+ */
+const pageLoad: Partial<Options> = benchConfig.rate === null ? {} : { overallRate: benchConfig.rate };
 
 export const scenarios: Scenario[] = [
-  { key: 'list-first', label: 'REST GET /posts?page=1', peers: rest, paired: true, run: (t, s, r) => measure(t, s, firstPage, {}, undefined, undefined, once(r)) },
-  { key: 'list', label: 'REST GET /posts?page=N (random)', peers: rest, paired: true, run: (t, s, r) => measure(t, s, listPosts, {}, undefined, undefined, once(r)) },
+  { key: 'list-first', label: 'REST GET /posts?page=1', peers: rest, paired: true, run: (t, s, r) => measure(t, s, firstPage, pageLoad, undefined, undefined, once(r)) },
+  { key: 'list', label: 'REST GET /posts?page=N (random)', peers: rest, paired: true, run: (t, s, r) => measure(t, s, listPosts, pageLoad, undefined, undefined, once(r)) },
   {
     key: 'graphql-first',
     label: 'GraphQL posts(page: 1)',
     peers: graphqlPeers,
     paired: true,
-    run: (t, s, r) => measure(t, s, graphqlFor(t, 1), {}, undefined, undefined, once(r)),
+    run: (t, s, r) => measure(t, s, graphqlFor(t, 1), pageLoad, undefined, undefined, once(r)),
   },
   {
     key: 'graphql',
     label: 'GraphQL posts(page: N) (random)',
     peers: graphqlPeers,
     paired: true,
-    run: (t, s, r) => measure(t, s, graphqlFor(t), {}, undefined, undefined, once(r)),
+    run: (t, s, r) => measure(t, s, graphqlFor(t), pageLoad, undefined, undefined, once(r)),
   },
-  { key: 'show', label: 'REST GET /posts/:id', peers: rest, paired: true, run: (t, s, r) => measure(t, s, showPost, {}, undefined, undefined, once(r)) },
+  { key: 'show', label: 'REST GET /posts/:id', peers: rest, paired: true, run: (t, s, r) => measure(t, s, showPost, pageLoad, undefined, undefined, once(r)) },
   // The same reads revalidated by a cache that holds them (304, no body): what a 304 costs next to the full answer.
   { key: 'list304', label: 'REST GET /posts?page=N, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, listPosts), {}, undefined, 304) },
   { key: 'show304', label: 'REST GET /posts/:id, revalidated (304)', peers: [], run: async (t, s) => measure(t, s, await revalidations(t, showPost), {}, undefined, 304) },
@@ -315,7 +341,7 @@ export const scenarios: Scenario[] = [
   },
 ];
 
-/** Names for sets of scenarios in `--only` (besides each scenario's key, `realtime` and `writes`). */
+/** Names for sets of scenarios in `--only` (besides each scenario's key, `realtime`, `writes` and `soak`). */
 const scenarioGroups: Record<string, string[]> = {
   first: ['list-first', 'graphql-first'],
   random: ['list', 'graphql'],
@@ -324,14 +350,17 @@ const scenarioGroups: Record<string, string[]> = {
   gql: ['graphql-first', 'graphql'],
 };
 
-/** `--only` expanded to scenario keys (and `realtime`, `writes`); empty: everything. Unknown names are an error. */
+/** Keys of what runs outside the table's scenarios: bench/realtime.ts, bench/idempotency.ts, bench/soak.ts. */
+const OWN_RUNS = ['realtime', 'writes', 'soak'];
+
+/** `--only` expanded to scenario keys (and `realtime`, `writes`, `soak`); empty: everything. Unknown names are an error. */
 export function selected(only: string[]): Set<string> | null {
   if (!only.length) return null;
   const keys = new Set<string>();
   for (const name of only) {
     if (scenarioGroups[name]) for (const k of scenarioGroups[name]) keys.add(k);
-    else if (name === 'realtime' || name === 'writes' || scenarios.some((s) => s.key === name)) keys.add(name);
-    else throw new Error(`--only: no scenario or group "${name}" (scenarios: ${scenarios.map((s) => s.key).join(', ')}, realtime, writes; groups: ${Object.keys(scenarioGroups).join(', ')})`);
+    else if (OWN_RUNS.includes(name) || scenarios.some((s) => s.key === name)) keys.add(name);
+    else throw new Error(`--only: no scenario or group "${name}" (scenarios: ${[...scenarios.map((s) => s.key), ...OWN_RUNS].join(', ')}; groups: ${Object.keys(scenarioGroups).join(', ')})`);
   }
   return keys;
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderBenchSummary, type BenchResults } from '../bench/results-render';
+import { renderMemory, type MemoryResults } from '../bench/memory-render';
 
 /**
  * The blocks of README.md and docs/*.md that are rendered from a source instead of written by
@@ -16,13 +17,25 @@ import { renderBenchSummary, type BenchResults } from '../bench/results-render';
  * A start marker at the end of its line makes a block of whole lines; a start marker followed by
  * text on the same line makes an inline block (a number inside a sentence). `renderBlocks`
  * replaces each block's text with its renderer's output; `npm run docs:render` writes every block
- * (scripts/render-docs.ts), `npm run bench` the bench's (bench/run.ts) and `.ci/run` CI's, and
+ * (scripts/render-docs.ts), `npm run bench` the block of its run (bench/run.ts), `npm run bench:memory`
+ * the memory block (bench/memory.ts) and `.ci/run` CI's, and
  * test/docs.test.ts fails when re-rendering a page would change it. Each renderer is a pure
  * function of its source; this module only reads the sources.
  */
 export const BLOCKS = {
   /** bench/results/latest.json, as `npm run bench` writes it. */
   bench: (root: string) => renderBenchSummary(JSON.parse(readFileSync(join(root, 'bench', 'results', 'latest.json'), 'utf8')) as BenchResults),
+  /** bench/results/node26.json, as `npm run bench -- --node <Node 26>` writes it; a line saying so while there is none. */
+  'bench-node26': (root: string) => otherRun(root, 'node26', 'run on Node 26 (`npm run bench -- --node <path of a Node 26 binary>`)'),
+  /** bench/results/fixed-rate.json, as `npm run bench -- --rate N` writes it; a line saying so while there is none. */
+  'bench-rate': (root: string) => otherRun(root, 'fixed-rate', 'fixed-rate run (`npm run bench -- --rate N`)'),
+  /** bench/results/memory.json, as `npm run bench:memory` writes it; a line saying so while there is none. */
+  memory: (root: string) => {
+    const file = join(root, 'bench', 'results', 'memory.json');
+    return existsSync(file)
+      ? renderMemory(JSON.parse(readFileSync(file, 'utf8')) as MemoryResults)
+      : 'No `npm run bench:memory` is recorded yet: it writes `bench/results/memory.json`, and this block is rendered from that file.';
+  },
   /** The test tree: the files jest runs (jest.config.js: `test/**\/*.test.ts`). */
   suite: (root: string) => renderSuite(testFiles(root)),
   /** .ci/last-run.json, as `bash .ci/run` writes it when it ends; a line saying so while no run is recorded. */
@@ -33,6 +46,13 @@ export const BLOCKS = {
 } satisfies Record<string, (root: string) => string>;
 
 export type BlockName = keyof typeof BLOCKS;
+
+/** The summary of bench/results/<name>.json (a run beside the Node 24 one at full load), or a line saying none is recorded. */
+function otherRun(root: string, name: string, what: string): string {
+  const file = join(root, 'bench', 'results', `${name}.json`);
+  if (!existsSync(file)) return `No ${what} is recorded yet: it writes \`bench/results/${name}.json\`, and this block is rendered from that file.`;
+  return renderBenchSummary(JSON.parse(readFileSync(file, 'utf8')) as BenchResults);
+}
 
 /** The pages that may carry blocks: README.md and docs/*.md. */
 export function pages(root: string): string[] {

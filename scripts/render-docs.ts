@@ -3,7 +3,7 @@ import { BLOCKS, renderDocs, type BlockName } from './doc-blocks';
 
 /**
  * `npm run docs:render [-- <block>...]`: rewrites the rendered blocks of README.md and docs/*.md
- * (all, or the named ones: bench, suite, ci) from their sources (scripts/doc-blocks.ts) and names
+ * (all, or the named ones: bench, bench-node26, bench-rate, memory, suite, ci) from their sources (scripts/doc-blocks.ts) and names
  * the pages it changed. test/docs.test.ts fails until this has run after a source changed.
  */
 const root = join(__dirname, '..', '..');
