@@ -8,7 +8,7 @@ import { join } from 'node:path';
  * out in a temporary git worktree under os.tmpdir() (never inside the repository), given its
  * dependencies (a hard-linked copy of this checkout's node_modules when both package-lock.json
  * are byte-identical, else its own `npm ci`), built by its own `npm run build`, and started the
- * way its own `npm start` starts it: its package.json's node flags, from its folder.
+ * way its own `npm start` starts it: its package.json's environment and node flags, from its folder.
  */
 export interface Baseline {
   ref: string;
@@ -16,8 +16,8 @@ export interface Baseline {
   commit: string;
   /** The worktree (also the cwd of the started service). */
   dir: string;
-  /** Node flags of its `npm start`. */
-  flags: string[];
+  /** How its `npm start` starts it. */
+  start: StartCommand;
   /** Its dist/src/main.js. */
   main: string;
   /** Removes the worktree and its git registration (idempotent; also run on exit). */
@@ -27,13 +27,31 @@ export interface Baseline {
 /** The repository this bench was built from (dist/bench/ → the checkout). */
 export const repoRoot = join(__dirname, '..', '..');
 
-/** The node flags of `npm start` in `dir`'s package.json, which must be `[exec] node [flags] dist/src/main.js`. */
-export function startFlags(dir: string): string[] {
+/** How `npm start` in `dir`'s package.json starts the service: `[exec] [env K=V ...] node [flags] dist/src/main.js`. */
+export interface StartCommand {
+  /** The environment it sets (glibc's malloc settings). */
+  env: Record<string, string>;
+  /** The node flags. */
+  flags: string[];
+  /** As a command line, for the logs and the results. */
+  text: string;
+}
+
+export function startCommand(dir: string): StartCommand {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  // `exec node ...`: the shell replaces itself with node, so signals reach it.
-  const words = pkg.scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
-  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`npm start is not "node [flags] dist/src/main.js" in ${dir}: ${pkg.scripts.start}`);
-  return words.slice(1, -1);
+  // `exec ...`: the shell replaces itself with env, and env with node, so signals reach it.
+  let words = pkg.scripts.start.trim().replace(/^exec\s+/, '').split(/\s+/);
+  const env: Record<string, string> = {};
+  if (words[0] === 'env') {
+    words = words.slice(1);
+    while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
+      const w = words.shift()!;
+      env[w.slice(0, w.indexOf('='))] = w.slice(w.indexOf('=') + 1);
+    }
+  }
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`npm start is not "[env K=V ...] node [flags] dist/src/main.js" in ${dir}: ${pkg.scripts.start}`);
+  const flags = words.slice(1, -1);
+  return { env, flags, text: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'node', ...flags, 'dist/src/main.js'].join(' ') };
 }
 
 function git(args: string[], cwd = repoRoot): string {
@@ -99,7 +117,7 @@ export async function prepareBaseline(ref: string, log: (m: string) => void): Pr
     await run('npm', ['run', 'build', '--silent'], dir);
     const main = join(dir, 'dist', 'src', 'main.js');
     if (!existsSync(main)) throw new Error(`baseline: ${ref}'s build wrote no dist/src/main.js`);
-    return { ref, commit, dir, flags: startFlags(dir), main, remove };
+    return { ref, commit, dir, start: startCommand(dir), main, remove };
   } catch (err) {
     remove();
     throw err;

@@ -45,7 +45,7 @@ export interface MemoryResults {
     reqPerSec: number;
     errors: number;
   };
-  /** After the start and its first requests (the REST first page and the GraphQL page), before any load. */
+  /** After the start and one request (the REST first page), before any load. */
   rest: MemoryMoment;
   /** The sample with the highest RSS during the load (sampled every 250 ms). */
   peak: MemoryMoment;
@@ -64,7 +64,7 @@ export function renderMemory(r: MemoryResults): string {
   const extra = Object.entries(m.serviceEnv ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
   return [
     `Run of ${m.date.slice(0, 10)}${m.commit ? ` on commit ${m.commit.slice(0, 10)}` : ''}, Node ${m.node}, ${m.cores} cores (\`npm run bench:memory\`): the service as \`${m.serviceCommand}\` in production${extra ? ` with \`${extra}\`` : ''}, ` +
-      `at rest (started, the REST first page and the GraphQL page answered) and at the highest RSS sampled during ${m.seconds} s of ${m.load} at ${m.connections} connections ` +
+      `at rest (started, the REST first page answered) and at the highest RSS sampled during ${m.seconds} s of ${m.load} at ${m.connections} connections ` +
       `(${m.reqPerSec.toFixed(0)} req/s, ${m.errors} errors; VmHWM ${f1(r.peakHwmMb)} MB).`,
     '',
     '| RSS, MB | at rest | at the peak |',

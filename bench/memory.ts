@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { benchConfig, serviceEnvironment } from './config';
-import { repoRoot, startFlags } from './baseline';
+import { repoRoot, startCommand } from './baseline';
 import { call } from './http';
 import type { ProbeSnapshot } from './memory-probe';
 import type { PackageCost } from './memory-packages';
@@ -19,7 +19,7 @@ import { renderDocs } from '../scripts/doc-blocks';
  * database as `npm run bench` does (bench/seed.ts), starts the service exactly as the bench does
  * (npm start's flags, its production environment) with a preload that reports from inside the
  * process on a signal (bench/memory-probe.ts), and splits its RSS into file-backed memory, V8's
- * spaces and the rest of anonymous memory: at rest (after the start and its first requests) and
+ * spaces and the rest of anonymous memory: at rest (after the start and one request) and
  * at the highest RSS sampled during a short full load on the GraphQL page. Then a child process
  * loads the service's dependencies one by one and says what each adds (bench/memory-packages.ts).
  * Writes bench/results/memory.json (memory-node26.json for another Node line, not rendered into
@@ -88,7 +88,8 @@ async function main(): Promise<void> {
   const name = nodeLine(version) === nodeLine(process.version) ? 'memory' : `memory-node${nodeLine(version)}`;
   const work = mkdtempSync(join(tmpdir(), 'blog-memory-'));
   const probeFile = join(work, 'probe.json');
-  const flags = [...startFlags(repoRoot), '-r', distPath('bench', 'memory-probe.js')];
+  const command = startCommand(repoRoot);
+  const flags = [...command.flags, '-r', distPath('bench', 'memory-probe.js')];
   const db = await seed(log);
   let t: Target | undefined;
   const stop = async () => {
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
   try {
     log(`service: ${node} ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags and the probe)`);
     if (Object.keys(benchConfig.serviceEnv).length) log(`service env: ${JSON.stringify(benchConfig.serviceEnv)}`);
-    t = await startTarget('service', distPath('src', 'main.js'), { ...serviceEnvironment(db.url, join(work, 'data')), ...benchConfig.serviceEnv, MEMORY_PROBE_FILE: probeFile }, flags, node);
+    t = await startTarget('service', distPath('src', 'main.js'), { ...command.env, ...serviceEnvironment(db.url, join(work, 'data')), ...benchConfig.serviceEnv, MEMORY_PROBE_FILE: probeFile }, flags, node);
     for (const r of firstRequests('service')) await call(t.url, r.method, r.path, { headers: { ...r.headers }, body: r.body });
     await waitIdle([t.pid], 5_000);
     rest = breakdown(await snapshot(t, probeFile));
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
       commit: tree.status === 0 ? tree.stdout.trim() : null,
       node: version,
       cores: benchConfig.cores,
-      serviceCommand: `node ${startFlags(repoRoot).concat('dist/src/main.js').join(' ')}`,
+      serviceCommand: command.text,
       serviceEnv: benchConfig.serviceEnv,
       load: 'GraphQL posts(page: 1)',
       seconds: SECONDS,

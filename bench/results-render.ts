@@ -162,7 +162,7 @@ export interface BenchResults {
   scenarios: ScenarioResult[];
   /** Each target's highest RSS since it started (VmHWM) after the load scenarios, for the targets that ran at least one. */
   peakRssMb: Record<string, Num>;
-  /** Each target's RSS right after it was ready and answered its first request(s), before any load. */
+  /** Each target's RSS right after it was ready and answered one request, before any load. */
   restRssMb?: Record<string, Resident>;
   realtime: RealtimeResult[];
   writes: WritesResult | null;
@@ -233,7 +233,7 @@ function restRss(r: BenchResults): string[] {
   if (!entries.length) return [];
   return [
     '',
-    'RSS at rest: right after each target was ready and had answered its first request (REST `GET /posts?page=1`, the GraphQL page, or both for the service, the baseline and raw), before any load (/proc/<pid>/status):',
+    'RSS at rest: right after each target was ready and had answered one request (REST `GET /posts?page=1`; the GraphQL page for the PostGraphiles), before any load (/proc/<pid>/status):',
     '',
     '| target | RSS MB | anonymous | file-backed | shared |',
     '|---|---:|---:|---:|---:|',

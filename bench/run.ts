@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_FLAGS, BENCH_JWT_SECRET, BENCH_LOG_LEVEL, BENCH_PASSWORD, BENCH_TENANTS, benchConfig, serviceEnvironment, userEmail } from './config';
-import { prepareBaseline, repoRoot, startFlags, type Baseline } from './baseline';
+import { prepareBaseline, repoRoot, startCommand, type Baseline } from './baseline';
 import { call } from './http';
 import { distPath, ensureBenchPackage, nodeLine, nodeVersion, peakRssMb, residentMb, startTarget, waitIdle, type Resident, type Target } from './processes';
 import { withReceiver } from './otlp-receiver';
@@ -274,8 +274,8 @@ function resultsName(version: string): { name: string; block: BlockName | null }
 }
 
 /**
- * RSS at rest: right after the target is ready and has answered its first request (both pages
- * for the targets that serve both: scenarios.ts's firstRequests), before any load, once that
+ * RSS at rest: right after the target is ready and has answered one request (scenarios.ts's
+ * firstRequests: the REST first page, a peer's GraphQL page), before any load, once that
  * answer's work is done.
  */
 async function restingRss(t: Target): Promise<Resident> {
@@ -335,7 +335,8 @@ async function main(): Promise<void> {
   cleanups.push(() => Promise.allSettled(targets.map((t) => t.stop())));
   const rows: Row[] = [];
   const problems: Record<string, string[]> = {};
-  const flags = startFlags(repoRoot);
+  const command = startCommand(repoRoot);
+  const flags = command.flags;
   const peakRss: Record<string, number> = {};
   const restRss: Record<string, Resident> = {};
   let realtime: RealtimeFigures[] = [];
@@ -357,19 +358,20 @@ async function main(): Promise<void> {
     const common = { DATABASE_URL: db.url, JWT_SECRET: BENCH_JWT_SECRET };
     const profDir = join(resultsDir, 'prof');
     if (benchConfig.cpuProf) mkdirSync(profDir, { recursive: true });
-    log(`service: ${node === process.execPath ? 'node' : node} ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags)`);
+    log(`service: ${command.text}${node === process.execPath ? '' : ` (node: ${node})`} (as npm start starts it)`);
     // BENCH_SERVICE_ENV='OTEL_EXPORTER_OTLP_ENDPOINT=auto OTEL_TRACES_SAMPLER=always_on': the service traced, into a receiver of its own.
     const otlp = await withReceiver(benchConfig.serviceEnv);
     stopReceiver = otlp.stop;
-    const serviceEnv = { ...serviceEnvironment(db.url, join(resultsDir, '.service-data')), ...otlp.env };
+    const serviceEnv = { ...command.env, ...serviceEnvironment(db.url, join(resultsDir, '.service-data')), ...otlp.env };
     await start('service', distPath('src', 'main.js'), serviceEnv, [...flags, ...(benchConfig.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])], node);
     if (peerNeeded('raw')) await start('raw', distPath('bench', 'reference', 'raw.js'), common, [], node);
     // A typical Express service: its access log line at the service's level (bench/reference/express.ts).
     if (peerNeeded('express')) await start('express', distPath('bench', 'reference', 'express.js'), { ...common, NODE_ENV: 'production', LOG_LEVEL: BENCH_LOG_LEVEL }, [], node);
     if (baseline) {
       // As its `npm start` starts it: its own flags, from its folder, with the service's environment.
-      log(`baseline: node ${[...baseline.flags, 'dist/src/main.js'].join(' ')} in ${baseline.dir} (its npm start's flags)`);
-      await start('baseline', baseline.main, { ...serviceEnv, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.flags, node, baseline.dir);
+      log(`baseline: ${baseline.start.text} in ${baseline.dir} (as its npm start starts it)`);
+      const env = { ...Object.fromEntries(Object.entries(serviceEnv).filter(([k]) => !(k in command.env))), ...baseline.start.env };
+      await start('baseline', baseline.main, { ...env, DATA_DIR: join(baseline.dir, '.service-data') }, baseline.start.flags, node, baseline.dir);
     }
     if (peerNeeded('postgraphile')) {
       const pgl = join(__dirname, '..', '..', 'bench', 'postgraphile');
@@ -533,7 +535,7 @@ async function main(): Promise<void> {
   }
   {
     const r = restRss.service;
-    goals.push(judged('service RSS at rest (after start and its first requests) <= 100 MB', r.rssMb <= 100,
+    goals.push(judged('service RSS at rest (after start and one request) <= 100 MB', r.rssMb <= 100,
       `${f0(r.rssMb)} MB (anon ${f0(r.anonMb)}, file ${f0(r.fileMb)}); REST first page and GraphQL page answered, no load yet`));
   }
   if (soak) {
@@ -589,10 +591,10 @@ async function main(): Promise<void> {
       connections: benchConfig.connections,
       rate,
       only: wanted ? [...wanted] : null,
-      serviceCommand: `node ${[...flags, 'dist/src/main.js'].join(' ')}`,
+      serviceCommand: command.text,
       logLevel: BENCH_LOG_LEVEL,
       bcryptPerSecond: fin(bcryptPerSecond),
-      baseline: baseline ? { ref: baseline.ref, commit: baseline.commit, command: `node ${[...baseline.flags, 'dist/src/main.js'].join(' ')}` } : null,
+      baseline: baseline ? { ref: baseline.ref, commit: baseline.commit, command: baseline.start.text } : null,
     },
     anchors,
     names: NAMES,

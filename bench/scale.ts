@@ -11,6 +11,7 @@ import { distPath, postgresTicks, procStat, startTarget, TICK_MS, waitIdle, type
 import { requestMakers } from './scenarios';
 import { fill } from './seed';
 import { caughtUp, startStandby, type Standby } from './standby';
+import { repoRoot, startCommand } from './baseline';
 
 /**
  * `npm run bench:scale`: how far workers and a read replica take the service ON THIS MACHINE,
@@ -34,17 +35,6 @@ const PROBES_PER_SECOND = 4;
 /** A backend reports its counts to pg_stat_database up to 10 s after it goes idle. */
 const STATS_DELAY_MS = 10_500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * The node flags of `npm start` (package.json), so the service runs as shipped (as bench/run.ts
- * does). Not `npm start` itself: its prestart rebuilds dist/, under the services already running.
- */
-function startFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const words = pkg.scripts.start.trim().split(/\s+/).filter((w) => w !== 'exec');
-  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`npm start is not "node [flags] dist/src/main.js": ${pkg.scripts.start}`);
-  return words.slice(1, -1);
-}
 
 /** CPU ticks of a process and all its descendants (a cluster primary and its workers), reaped ones included; `byPid` has each process's share. */
 function treeTicks(root: number, byPid?: Map<number, number>): number {
@@ -164,10 +154,11 @@ async function main(): Promise<void> {
     }
     const primaryPid = await postmasterOf(onPrimary);
 
-    const flags = startFlags();
-    log(`services: node ${[...flags, 'dist/src/main.js'].join(' ')} (npm start's flags), NODE_ENV=production`);
+    const command = startCommand(repoRoot);
+    log(`services: ${command.text} (as npm start starts it), NODE_ENV=production`);
     for (const s of setups) {
       s.target = await startTarget(s.key, distPath('src', 'main.js'), {
+        ...command.env,
         DATABASE_URL: primaryUrl,
         JWT_SECRET: BENCH_JWT_SECRET,
         NODE_ENV: 'production',
@@ -179,7 +170,7 @@ async function main(): Promise<void> {
         DATA_DIR: join(dir, `data-${s.key.replace(/\W/g, '')}`),
         ...benchConfig.serviceEnv,
         ...s.env,
-      }, flags);
+      }, command.flags);
     }
     // The replica must be in use before anything is measured (the first poll may predate the catch-up).
     for (const deadline = Date.now() + 20_000; ; await sleep(200)) {

@@ -127,15 +127,14 @@ export const register = (): Req => ({
 });
 
 /**
- * What a target answers before its RSS at rest is read (bench/run.ts): the REST first page, the
- * GraphQL page in its own schema, or both for the targets that serve both (the service, the
- * baseline, the raw reference).
+ * The one request a target answers before its RSS at rest is read (bench/run.ts): the REST first
+ * page (the page clients load first), or for the GraphQL peers, which serve no REST, the
+ * GraphQL page in their own schema.
  */
 export function firstRequests(name: string): Req[] {
-  if (name === 'express') return [firstPage()];
   if (name === 'postgraphile') return [postgraphilePosts(1)];
   if (name === 'postgraphile5') return [postgraphile5Posts(1)];
-  return [firstPage(), graphqlPosts(1)];
+  return [firstPage()];
 }
 
 /** Request makers by key, for bench/ab.ts (A/B of builds). */

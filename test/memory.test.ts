@@ -15,6 +15,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startCommand } from '../bench/baseline';
 import { createTestDatabase } from './support/harness';
 import { rest } from './support/client';
 import { uniqueEmail } from './support/factories';
@@ -26,14 +27,9 @@ jest.setTimeout(120_000);
 const checkout = join(__dirname, '..');
 const METRICS_TOKEN = 'memory-test-metrics-token';
 
-/** The flags `npm start` gives node, from package.json (as the bench reads them). */
-function startFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.trim().replace(/^exec\s+/, '').split(/\s+/);
-  expect(words[0]).toBe('node');
-  expect(words[words.length - 1]).toBe('dist/src/main.js');
-  return words.slice(1, -1);
-}
+/** How `npm start` starts the service (package.json), as the bench reads it. */
+const start = startCommand(checkout);
+const startFlags = () => start.flags;
 
 /**
  * The build `npm start` runs, in a scratch root whose sources are symlinks to this checkout:
@@ -70,6 +66,7 @@ async function startService(nodeArgs: string[], env: Record<string, string>): Pr
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'src', 'main.js')], {
     cwd: root,
     env: {
+      ...start.env,
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
       PORT: '0',
