@@ -35,12 +35,14 @@ export interface SoakFigures {
 
 /**
  * Polling after the load: one sample a second; settled once SETTLE_WINDOW samples lie within
- * SETTLE_MB, or after SETTLE_MAX_MS. The window is longer than V8's memory reducer waits (8 s
- * without allocation) before it collects, so a plateau before that is not taken for the end.
+ * SETTLE_MB, no sooner than SETTLE_MIN_MS, or after SETTLE_MAX_MS. The service gives its memory
+ * back once it has been idle for MEMORY_RELEASE_IDLE_MS (60 s by default, src/core/heap.ts): a
+ * plateau before that is not taken for the end.
  */
 const SETTLE_WINDOW = 15;
 const SETTLE_MB = 1;
-const SETTLE_MAX_MS = 60_000;
+const SETTLE_MIN_MS = 75_000;
+const SETTLE_MAX_MS = 120_000;
 
 /**
  * 80% reads (30% REST list pages, 25% post details, 25% the GraphQL page, pages at random),
@@ -70,7 +72,7 @@ async function settle(pid: number): Promise<Pick<SoakFigures, 'settledRssMb' | '
     samples.push({ at: (Date.now() - started) / 1000, mb: rssMb(pid) });
     const window = samples.slice(-SETTLE_WINDOW);
     const mbs = window.map((s) => s.mb);
-    if (window.length === SETTLE_WINDOW && Math.max(...mbs) - Math.min(...mbs) < SETTLE_MB) {
+    if (Date.now() - started >= SETTLE_MIN_MS && window.length === SETTLE_WINDOW && Math.max(...mbs) - Math.min(...mbs) < SETTLE_MB) {
       return { settledRssMb: mbs[mbs.length - 1], settledAfterSeconds: window[0].at, settled: true };
     }
     if (Date.now() - started >= SETTLE_MAX_MS) return { settledRssMb: mbs[mbs.length - 1], settledAfterSeconds: samples[samples.length - 1].at, settled: false };
