@@ -536,7 +536,7 @@ async function main(): Promise<void> {
   {
     const r = restRss.service;
     goals.push(judged('service RSS at rest (after start and one request) <= 100 MB', r.rssMb <= 100,
-      `${f0(r.rssMb)} MB (anon ${f0(r.anonMb)}, file ${f0(r.fileMb)}); REST first page and GraphQL page answered, no load yet`));
+      `${r.rssMb.toFixed(1)} MB (anon ${f0(r.anonMb)}, file ${f0(r.fileMb)}); after one request (REST first page), no load yet`));
   }
   if (soak) {
     goals.push(judged('soak: 0 errors', soak.errors === 0, `${soak.errors} errors in ${soak.requests} requests over ${f0(soak.seconds)} s (${JSON.stringify(soak.statusCodes)})`));
