@@ -2,8 +2,7 @@ import { hash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import type { AbstractSqlConnection, EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { logStatement } from './statement-log';
-import type { ReadTarget } from './replicas';
+import { logStatement, type ReadTarget } from './statement-log';
 
 /**
  * Named (prepared) statements for the statements the service builds once and runs on every
@@ -93,6 +92,7 @@ export async function runPooled<R>(
   connection: AbstractSqlConnection,
   target: ReadTarget,
   statement: { name?: string; text: string; sql: string; params: readonly unknown[] },
+  quiet = false,
 ): Promise<R[]> {
   let pool = pools.get(connection);
   if (!pool) pools.set(connection, (pool = (await connection.getNativeClient()) as Pool));
@@ -100,14 +100,14 @@ export async function runPooled<R>(
   const start = performance.now();
   try {
     const { rows } = await pool.query(name ? { name, text, values: statement.params as unknown[] } : { text, values: statement.params as unknown[] });
-    logStatement(em, statement, text, target, start, rows.length);
+    if (!quiet) logStatement(em, statement, text, target, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, text, target, start, 0, 'error');
+    if (!quiet) logStatement(em, statement, text, target, start, 0, 'error');
     const reason = name ? REASONS[(err as { code?: string }).code ?? ''] : undefined;
     if (!reason) throw em.getDriver().convertException(err as Error);
     em.config.getLogger().warn('info', `named statement ${name} ${reason} (${(err as Error).message}): run unnamed`);
     byDriver.get(em.getDriver())?.fellBack(reason);
-    return runPooled(em, connection, target, { ...statement, name: undefined });
+    return runPooled(em, connection, target, { ...statement, name: undefined }, quiet);
   }
 }

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM, AbstractSqlConnection } from '@mikro-orm/postgresql';
 import { isConnectionError } from '../core/errors';
-import { StatementLog } from './statement-log';
+import { PRIMARY, StatementLog, type ReadTarget } from './statement-log';
 
 /**
  * Which pool a read goes to: the primary, or a replica that is up and caught up.
@@ -29,14 +29,6 @@ export interface ReplicaState {
   lagMs: number | null;
   reason: SkipReason | null;
 }
-
-/** Where a statement ran, as the ORM's logger names connections. */
-export interface ReadTarget {
-  type: 'read' | 'write';
-  /** 'primary' or the replica's name (replica-1, ...). */
-  name: string;
-}
-export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
 
 interface Replica extends ReplicaState {
   target: ReadTarget;

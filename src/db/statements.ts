@@ -2,22 +2,23 @@ import { performance } from 'node:perf_hooks';
 import { CompiledQuery } from 'kysely';
 import { raw, type AbstractSqlConnection, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
 import { namesStatements, runPooled, statementName } from './named-statements';
-import { readStale, PRIMARY, type ReadTarget } from './replicas';
-import { logStatement } from './statement-log';
+import { readStale } from './replicas';
+import { logStatement, PRIMARY, type ReadTarget } from './statement-log';
 
 /**
- * The one way the service runs a statement it built itself, and the one cache of compiled
- * statements.
+ * The one way the service runs a statement it writes itself (the repositories' and db/'s), and
+ * the one cache of compiled statements. MikroORM's own unit of work, find and QueryBuilder
+ * counts stay the ORM's; nothing else calls `execute` (which writes values into the text).
  *
  * Run: `runStatement` sends SQL with PostgreSQL's `$1, $2, ...` and its values separately (the
  * extended protocol: the driver binds the values, nothing is written into the text): in the
  * EntityManager's transaction through the ORM's own Kysely client, else through pg's pool of the
  * connection it reads from (MikroORM's `getNativeClient()`, db/named-statements.ts runPooled),
- * named there when it is a cached statement (below). MikroORM's own `execute` writes the values
- * into the text instead, so its statements are never that. Each statement is handed to the ORM's
- * logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement log sees
- * them), and its errors go through the driver's `convertException`, as the ORM's do. A read that
- * may be slightly stale goes to the connection db/replicas.ts picks.
+ * named there when it is a cached statement (below). A statement is either a QueryBuilder's
+ * (statementOf) or written by hand with `sql`, whose `${value}`s are bound parameters. Each is
+ * handed to the ORM's logger as MikroORM hands its own (db/statement-log.ts counts them; a test's
+ * statement log sees them), and its errors go through the driver's `convertException`, as the
+ * ORM's do. A read that may be slightly stale goes to the connection db/replicas.ts picks.
  *
  * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
  * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
@@ -65,6 +66,9 @@ const declared = new WeakMap<object, number>();
 /** A placeholder or a declared parameter's marker, in the order they appear. */
 const SLOTS = /\?|\u0001param:(\d+)\u0002/g;
 
+/** A statement written by hand: each `${value}` is a bound parameter (a `?` here), never text. */
+export const sql = (strings: TemplateStringsArray, ...params: unknown[]): Statement => ({ sql: strings.join('?'), params });
+
 /**
  * A QueryBuilder's statement: its getQuery() has a `?` for each value, getParams() the values in
  * that order. Every value of a QueryBuilder is a bound parameter, so the text holds no other `?`.
@@ -87,14 +91,17 @@ function numbered(sql: string, count: number): string {
   return text;
 }
 
-/** The rows of `statement`, in `em`'s transaction if any (then always on the primary). */
-export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
+/**
+ * The rows of `statement`, in `em`'s transaction if any (then always on the primary). `stale`: a
+ * read that may go to a replica; `quiet`: kept out of the statement log (the pool gauge's).
+ */
+export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean; quiet?: boolean } = {}): Promise<R[]> {
   const text = statement.text ?? numbered(statement.sql, statement.params.length);
   const trx = em.getTransactionContext<CompiledQueryRunner>();
-  if (trx) return inTransaction<R>(em, trx, statement, text);
+  if (trx) return inTransaction<R>(em, trx, statement, text, options.quiet);
   const run = (connection: AbstractSqlConnection, target: ReadTarget) => {
     const named = statement.name !== undefined && statement.text !== undefined && namesStatements(em);
-    return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text });
+    return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text }, options.quiet);
   };
   return options.stale ? readStale(em, run) : run(em.getConnection('write'), PRIMARY);
 }
@@ -105,14 +112,14 @@ interface CompiledQueryRunner {
 }
 
 /** A transaction runs on its own connection, which is the primary's. */
-async function inTransaction<R>(em: EntityManager, db: CompiledQueryRunner, statement: Statement, text: string): Promise<R[]> {
+async function inTransaction<R>(em: EntityManager, db: CompiledQueryRunner, statement: Statement, text: string, quiet?: boolean): Promise<R[]> {
   const start = performance.now();
   try {
     const { rows } = await db.executeQuery(CompiledQuery.raw(text, statement.params as unknown[]));
-    logStatement(em, statement, text, PRIMARY, start, rows.length);
+    if (!quiet) logStatement(em, statement, text, PRIMARY, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, text, PRIMARY, start, 0, 'error');
+    if (!quiet) logStatement(em, statement, text, PRIMARY, start, 0, 'error');
     throw em.getDriver().convertException(err as Error);
   }
 }

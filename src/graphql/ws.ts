@@ -17,7 +17,7 @@ import type { WebSocket } from 'ws';
 import type { RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { onFirstUse } from '../core/lazy';
-import { EventListener } from '../core/events';
+import { EventListener } from '../db/events';
 import { directUrlOf } from '../db/orm';
 import { tracing } from '../core/tracing';
 import type { TenantResolver } from '../core/tenant';

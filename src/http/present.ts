@@ -26,7 +26,7 @@ export function snake(value: unknown): unknown {
   return value;
 }
 
-/** A record's REST answer as JSON text, built by PostgreSQL (each module's *.rest.ts). */
+/** A record's REST answer as JSON text, built by PostgreSQL (each module's repository). */
 export interface JsonText {
   json: string;
 }
@@ -42,3 +42,6 @@ export function jsonListText(result: ListResult<JsonText>): string {
   for (let i = 0; i < data.length; i++) body += (i ? ',' : '') + data[i].json;
   return body + (rest === '{}' ? ']}' : `],${rest.slice(1)}`);
 }
+
+/** A JSON array of records already JSON text (tenant posts). */
+export const jsonArrayText = (rows: readonly JsonText[]): string => `[${rows.map((r) => r.json).join(',')}]`;

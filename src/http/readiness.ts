@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { databaseAnswers } from '../db/activity';
 import { readRoutingOf } from '../db/replicas';
 
 /**
@@ -11,12 +12,8 @@ export async function databaseReady(orm: MikroORM, timeoutMs = 2000): Promise<bo
   const timeout = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), timeoutMs);
   });
-  const probe = orm.em
-    .getConnection()
-    .execute('select 1', [], 'get')
-    .then(() => true, () => false);
   try {
-    return await Promise.race([probe, timeout]);
+    return await Promise.race([databaseAnswers(orm), timeout]);
   } finally {
     clearTimeout(timer);
   }

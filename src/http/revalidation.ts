@@ -1,10 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { PAGE_VERSION_SQL } from '../db/list-totals';
-import { runStatement } from '../db/statements';
+import { dataVersion } from '../db/list-totals';
 import { matches } from './caching';
-
-/** The version of what public pages show: migration PageVersions keeps it (one statement on 16 rows). */
-const VERSION_SQL = `select ${PAGE_VERSION_SQL} as "v"`;
 
 /**
  * 304 without building the page, when nothing it shows has changed.
@@ -32,10 +28,9 @@ export class Revalidation {
     private readonly max = 10_000,
   ) {}
 
-  /** The current version (a decimal string). */
-  async version(): Promise<string> {
-    const [row] = await runStatement<{ v: string | null }>(this.orm.em, { sql: VERSION_SQL, params: [] });
-    return row?.v ?? '0';
+  /** The current version of the data (db/list-totals.ts: one statement on 16 rows). */
+  version(): Promise<string> {
+    return dataVersion(this.orm.em);
   }
 
   /**

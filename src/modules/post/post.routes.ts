@@ -3,7 +3,8 @@ import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '..
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
 import { keyedCreate } from '../idempotency/idempotency.rest';
-import { commentJsonStatement, postJson, postJsonSource, postJsonStatement, writtenPostJson } from './post.rest';
+import { commentJsonStatement } from '../comment/comment.repository';
+import { postJson, postJsonSource, postJsonStatement, writtenPostJson } from './post.repository';
 
 export function postRoutes({ posts, comments, idempotency, deps }: Services): RouteDef[] {
   const required = deps.config.requireIfMatch;
