@@ -11,7 +11,7 @@ export const PAGE_VERSION_SQL = '(select sum("v")::text from "page_versions")';
 
 const VERSION = { sql: `select ${PAGE_VERSION_SQL} as "v"`, params: [] };
 
-/** The current version (a decimal string; '0' before any change): what http/revalidation.ts compares. */
+/** The current version (a decimal string; '0' before any change): what core/http.ts Revalidation compares. */
 export async function dataVersion(em: EntityManager): Promise<string> {
   const [row] = await runStatement<{ v: string | null }>(em, VERSION);
   return row?.v ?? '0';

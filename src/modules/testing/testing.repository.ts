@@ -12,7 +12,7 @@ const ddl = (text: string): Statement => ({ sql: text, params: [] });
 
 /**
  * Every table but `kept` emptied and its sequences back at 1, and the public pages' version
- * bumped (page_versions only ever grows: http/revalidation.ts), in the transaction `tx`.
+ * bumped (page_versions only ever grows: core/http.ts Revalidation), in the transaction `tx`.
  */
 export async function truncateTables(tx: EntityManager, kept: readonly string[]): Promise<void> {
   const rows = await runStatement<{ name: string }>(tx, sql`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema() and tablename <> all(${kept}::text[])`);

@@ -11,7 +11,7 @@ export type Fixture = (typeof FIXTURES)[number];
 
 /**
  * Tables a reset keeps: the migrations' own bookkeeping, and the counters whose sum is the
- * version of the public pages (http/revalidation.ts). Those only ever grow: emptied, the version
+ * version of the public pages (core/http.ts Revalidation). Those only ever grow: emptied, the version
  * would start again from 0 and could meet a version remembered before the reset, and an old page
  * would be taken for current. The reset bumps them instead.
  */
