@@ -92,7 +92,7 @@ export function anonymous(req: IncomingMessage): boolean {
  * If-None-Match against the current tag (RFC 9110 13.1.2: weak comparison, so `W/"x"` matches
  * `"x"`; `*` matches any current answer).
  */
-export function matches(ifNoneMatch: string | undefined, tag: string): boolean {
+function matches(ifNoneMatch: string | undefined, tag: string): boolean {
   if (!ifNoneMatch) return false;
   const value = ifNoneMatch.trim();
   if (value === '*') return true;

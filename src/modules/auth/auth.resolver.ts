@@ -4,7 +4,7 @@ import { MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { UserType } from '../user/user.graphql';
 import { presentUser, type UserView } from '../user/user.types';
-import { AuthPayloadType, presentAuth, type AuthPayloadView } from './auth.types';
+import { AuthPayloadType, presentAuth, type AuthPayloadView } from './auth.graphql';
 import { IF_MATCH } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
 

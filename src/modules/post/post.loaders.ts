@@ -48,7 +48,7 @@ const AUTHOR = Symbol('author');
 const COMMENTS = Symbol('comments');
 type WithEmbeds = { [AUTHOR]?: AuthorView | null; [COMMENTS]?: CommentView[] };
 
-export function withAuthor<T extends object>(row: T, author: AuthorView | null): T {
+function withAuthor<T extends object>(row: T, author: AuthorView | null): T {
   (row as WithEmbeds)[AUTHOR] = author;
   return row;
 }

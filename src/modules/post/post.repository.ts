@@ -22,7 +22,7 @@ import { postShape, type PostColumns } from './post.types';
  * A row of the post statement: postShape's columns, its author's name (null when the users'
  * filter hid the author) and, when asked, the list total.
  */
-export type PostRow = PostColumns & {
+type PostRow = PostColumns & {
   author_name: string | null;
   total?: string | number;
   /** The version of the public data the row was read at (db/list-totals.ts); only on a page's rows. */

@@ -18,7 +18,7 @@ import { actorShape, authorShape, userShape, type Actor, type AuthorView, type U
 type UserRow = RowOf<typeof userShape> & { total?: string | number };
 
 /** What a read of users is read as: the same rows under the same filters, another select. */
-export interface UserProjection<T> {
+interface UserProjection<T> {
   /** Names the projection in the statement's cache key. */
   readonly name: string;
   /** The statement around the users statement `inner` (columns of UserRow), rows in the order `orderBy`. */
@@ -50,7 +50,7 @@ async function counter(em: EntityManager, where: FilterQuery<object>) {
  * (softDelete: active users only) and, for the page format, their total as a subquery under the
  * same filters. Built by the ORM once per shape (db/statements.ts).
  */
-export function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSource<T> {
+function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSource<T> {
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
       const values: unknown[] = [];
