@@ -15,7 +15,7 @@ const ddl = (text: string): Statement => ({ sql: text, params: [] });
  * bumped (page_versions only ever grows: core/http.ts Revalidation), in the transaction `tx`.
  */
 export async function truncateTables(tx: EntityManager, kept: readonly string[]): Promise<void> {
-  const rows = await runStatement<{ name: string }>(tx, sql`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema() and tablename <> all(${kept}::text[])`);
+  const rows = await runStatement<{ name: string }>(tx, sql`select quote_ident(tablename) as name from pg_tables where schemaname = current_schema() and tablename <> all(${kept}::text[]) order by 1`);
   if (rows.length) await runStatement(tx, ddl(`truncate table ${rows.map((r) => r.name).join(', ')} restart identity cascade`));
   await runStatement(tx, sql`update page_versions set v = v + 1`);
 }
@@ -44,11 +44,11 @@ export async function requireEmptyDatabase(orm: MikroORM): Promise<FoundDatabase
  */
 export async function removeCreated(orm: MikroORM, before: FoundDatabase): Promise<void> {
   await orm.em.fork().transactional(async (tx) => {
-    const tables = await runStatement<{ name: string }>(tx, sql`select oid::regclass::text as name from pg_class where relnamespace = current_schema()::regnamespace and relkind in ('r', 'p')`);
+    const tables = await runStatement<{ name: string }>(tx, sql`select oid::regclass::text as name from pg_class where relnamespace = current_schema()::regnamespace and relkind in ('r', 'p') order by 1`);
     if (tables.length) await runStatement(tx, ddl(`drop table if exists ${tables.map((t) => t.name).join(', ')} cascade`));
-    const rest = await runStatement<{ name: string; kind: string }>(tx, sql`select oid::regclass::text as name, relkind as kind from pg_class where relnamespace = current_schema()::regnamespace and relkind in ('v', 'm', 'S')`);
+    const rest = await runStatement<{ name: string; kind: string }>(tx, sql`select oid::regclass::text as name, relkind as kind from pg_class where relnamespace = current_schema()::regnamespace and relkind in ('v', 'm', 'S') order by 1`);
     for (const r of rest) await runStatement(tx, ddl(`drop ${r.kind === 'S' ? 'sequence' : r.kind === 'm' ? 'materialized view' : 'view'} if exists ${r.name} cascade`));
-    const functions = await runStatement<{ oid: number; sig: string }>(tx, sql`select oid, oid::regprocedure::text as sig from pg_proc where pronamespace = current_schema()::regnamespace`);
+    const functions = await runStatement<{ oid: number; sig: string }>(tx, sql`select oid, oid::regprocedure::text as sig from pg_proc where pronamespace = current_schema()::regnamespace order by 2`);
     for (const f of functions) if (!before.functions.has(Number(f.oid))) await runStatement(tx, ddl(`drop function if exists ${f.sig} cascade`));
   });
 }
