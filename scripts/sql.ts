@@ -77,7 +77,7 @@ export const CATALOGUE: Catalogue = {
   'src/modules/comment/comment.repository.ts': {
     commentsOfPosts: [['GraphQL Post.comments: the comments of a page of posts', ({ em, ids }) => comment.commentsOfPosts(em, [ids.post, ids.post + 1], false)]],
     commentsJsonOfPost: "a part of the post's REST answer (post.repository.sql)",
-    commentJsonStatement: [['POST /posts/:id/comments: the answer, read back in the create', ({ em, ids }) => em.transactional(async (tx) => runStatement(tx, await comment.commentJsonStatement(tx, ids.comment)))]],
+    commentJsonStatement: [['POST /posts/:id/comments: the answer, read back in the create', ({ em, ids }) => em.transactional(async (tx) => runStatement(tx, await comment.commentJsonStatement(tx, [ids.comment])))]],
     writtenCommentJson: [['PATCH /comments/:id: the answer, read back in the write', ({ em, ids }) => em.transactional((tx) => comment.writtenCommentJson(tx, { id: ids.comment } as never))]],
     currentCommentTag: 'writtenCommentJson, hashed',
     commentJsons: [['GraphQL Comment.etag: a batch of comments\' REST answers', ({ em, ids }) => comment.commentJsons(em, [ids.comment, ids.comment + 1])]],

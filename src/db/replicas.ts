@@ -50,7 +50,8 @@ const lsn = (text: string): bigint => {
 /** Host and port as MikroORM's Connection.getConnectionOptions() reads them from a client URL. */
 const addressOf = (host: string | undefined, port: number | undefined) => `${host ?? ''}:${port ?? 0}`;
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection after `ms` (the probes', the pool gauge's and /readyz's bound). */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     p.finally(() => clearTimeout(timer)),

@@ -6,29 +6,22 @@ import { readStale } from './replicas';
 import { logStatement, PRIMARY, type ReadTarget } from './statement-log';
 
 /**
- * The one way the service runs a statement it writes itself (the repositories' and db/'s), and
- * the one cache of compiled statements. MikroORM's own unit of work, find and QueryBuilder
- * counts stay the ORM's; nothing else calls `execute` (which writes values into the text).
+ * The one way the service runs a statement it writes itself (the repositories' and db/'s; the
+ * ORM's unit of work, find and count stay the ORM's), and the one cache of compiled statements.
  *
- * Run: `runStatement` sends SQL with PostgreSQL's `$1, $2, ...` and its values separately (the
- * extended protocol: the driver binds the values, nothing is written into the text): in the
- * EntityManager's transaction through the ORM's own Kysely client, else through pg's pool of the
- * connection it reads from (MikroORM's `getNativeClient()`, db/named-statements.ts runPooled),
- * named there when it is a cached statement (below). A statement is either a QueryBuilder's
- * (statementOf) or written by hand with `sql`, whose `${value}`s are bound parameters. Each is
- * handed to the ORM's logger as MikroORM hands its own (db/statement-log.ts counts them; a test's
- * statement log sees them), and its errors go through the driver's `convertException`, as the
- * ORM's do. A read that may be slightly stale goes to the connection db/replicas.ts picks.
+ * Run: `runStatement` sends a QueryBuilder's statement (statementOf) or a hand-written one (`sql`)
+ * with PostgreSQL's `$1, $2, ...` and its values apart, bound by the driver: in the
+ * EntityManager's transaction through the ORM's Kysely client, else through pg's pool of the
+ * connection it reads from (db/named-statements.ts runPooled; a read that may be slightly stale
+ * on the one db/replicas.ts picks), named there when cached. Each is handed to the ORM's logger
+ * as MikroORM hands its own (db/statement-log.ts), its errors to the driver's `convertException`.
  *
- * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
- * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
- * every request declares each request value as `param(i)` where the value goes (a where-object,
- * an `in` list, a raw condition's values) and everything else is the shape. The one key rule:
- * a cached statement's key is the builder's shape name PLUS the parameters of every ORM filter
- * of the EntityManager it is built on (`em.getFilterParams`), so a filter whose condition takes
- * a value per request (the tenant) yields one entry per value, and no request ever runs a
- * statement built with another request's filter values. A value that is neither a declared
- * parameter nor a filter's must be named by the shape (constants such as a page size).
+ * Cache: building a QueryBuilder costs more Node CPU than the rest of a small read, yet its text
+ * depends only on its shape. So a builder that runs on every request declares each request value
+ * as `param(i)` where it goes, and everything else is the shape. The key rule: a cached
+ * statement's key is the shape's name PLUS the parameters of every ORM filter of the
+ * EntityManager it is built on, so a filter's per-request value (the tenant) yields one entry per
+ * value and is never replayed to another request. Any other value must be named by the shape.
  */
 
 /** SQL with `?` placeholders (as the QueryBuilder writes them) and its values, in order. */
@@ -42,13 +35,9 @@ export interface Statement {
 }
 
 /**
- * The place of the request's `index`-th value in a statement being built (see cachedStatement).
- *
- * A raw SQL fragment holding a marker rather than a value: MikroORM writes a value into the
- * statement's text in some places (a sub-query in a select or a join), and a raw fragment is
- * written as its own text there as everywhere, so the marker survives wherever the value goes;
- * cachedStatement then finds each marker, in the text or among the values, and makes it a
- * placeholder of its own.
+ * The place of the request's `index`-th value in a statement being built (cachedStatement): a raw
+ * fragment holding a marker, which survives where MikroORM writes a value into the text (a
+ * sub-query in a select or a join) as among the values; cachedStatement makes each a placeholder.
  */
 export function param(index: number): RawQueryFragment {
   let p = paramFragments[index];

@@ -1,23 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { databaseAnswers } from '../db/activity';
 import { readRoutingOf } from '../db/replicas';
-
-/**
- * Whether the database answers `select 1` within `timeoutMs`. A stopped database fails at
- * once (connection refused); a hung one (overloaded, paused, a network partition) would make
- * /readyz hang as long as the load balancer waits, so it counts as not ready after the timeout.
- */
-export async function databaseReady(orm: MikroORM, timeoutMs = 2000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    return await Promise.race([databaseAnswers(orm), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * For /readyz when DATABASE_REPLICA_URLS is set: the replicas serving reads now, and those

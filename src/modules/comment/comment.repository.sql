@@ -9,16 +9,16 @@ where "c"."post_id" in ($1, $2)
 order by "c"."created_at" asc, "c"."id" asc;
 
 -- commentJsonStatement: POST /posts/:id/comments: the answer, read back in the create
-select ('{"id":' || (c.id)::text || ',"post_id":' || (c.post_id)::text || ',"user_id":' || (c.user_id)::text || ',"body":' || to_json((c.body)::text)::text || ',"created_at":' || '"' || to_char((c.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"updated_at":' || '"' || to_char((c.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"user":' || coalesce((case when cu.name is null then null else ('{"id":' || (cu.id)::text || ',"name":' || to_json((cu.name)::text)::text || '}') end)::text, 'null') || '}')::text as json
+select "c"."id", ('{"id":' || (c.id)::text || ',"post_id":' || (c.post_id)::text || ',"user_id":' || (c.user_id)::text || ',"body":' || to_json((c.body)::text)::text || ',"created_at":' || '"' || to_char((c.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"updated_at":' || '"' || to_char((c.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"user":' || coalesce((case when cu.name is null then null else ('{"id":' || (cu.id)::text || ',"name":' || to_json((cu.name)::text)::text || '}') end)::text, 'null') || '}')::text as json
 from "comments" as "c"
 left join (select "vu"."id", "vu"."name" from "users" as "vu" where "vu"."deleted_at" is null) as "cu" on cu.id = c.user_id
-where "c"."id" = $1;
+where "c"."id" in ($1);
 
 -- writtenCommentJson: PATCH /comments/:id: the answer, read back in the write
-select ('{"id":' || (c.id)::text || ',"post_id":' || (c.post_id)::text || ',"user_id":' || (c.user_id)::text || ',"body":' || to_json((c.body)::text)::text || ',"created_at":' || '"' || to_char((c.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"updated_at":' || '"' || to_char((c.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"user":' || coalesce((case when cu.name is null then null else ('{"id":' || (cu.id)::text || ',"name":' || to_json((cu.name)::text)::text || '}') end)::text, 'null') || '}')::text as json
+select "c"."id", ('{"id":' || (c.id)::text || ',"post_id":' || (c.post_id)::text || ',"user_id":' || (c.user_id)::text || ',"body":' || to_json((c.body)::text)::text || ',"created_at":' || '"' || to_char((c.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"updated_at":' || '"' || to_char((c.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"user":' || coalesce((case when cu.name is null then null else ('{"id":' || (cu.id)::text || ',"name":' || to_json((cu.name)::text)::text || '}') end)::text, 'null') || '}')::text as json
 from "comments" as "c"
 left join (select "vu"."id", "vu"."name" from "users" as "vu" where "vu"."deleted_at" is null) as "cu" on cu.id = c.user_id
-where "c"."id" = $1;
+where "c"."id" in ($1);
 
 -- commentJsons: GraphQL Comment.etag: a batch of comments' REST answers
 select "c"."id", ('{"id":' || (c.id)::text || ',"post_id":' || (c.post_id)::text || ',"user_id":' || (c.user_id)::text || ',"body":' || to_json((c.body)::text)::text || ',"created_at":' || '"' || to_char((c.created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"updated_at":' || '"' || to_char((c.updated_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '"' || ',"user":' || coalesce((case when cu.name is null then null else ('{"id":' || (cu.id)::text || ',"name":' || to_json((cu.name)::text)::text || '}') end)::text, 'null') || '}')::text as json

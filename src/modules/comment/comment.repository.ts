@@ -6,20 +6,15 @@ import { authorJsonSql, leftJoinAuthor } from '../user/user.repository';
 import { Comment } from './comment.entity';
 import { commentShape, type CommentColumns } from './comment.types';
 
-/**
- * The comments' statements: GraphQL's batch of a page's comments, and the REST answer of a
- * comment (also embedded in its post's: post.repository.ts), built by the ORM's QueryBuilder and
- * run through db/statements.ts; the SQL of each is in comment.repository.sql (npm run sql).
- */
+/** The comments' statements: a page's batch, a comment's REST answer (also in its post's). Their SQL: comment.repository.sql. */
 
 /** A comment row: commentShape's columns and its author's name (null when the author was filtered out). */
 export type CommentRow = CommentColumns & { author_name: string | null };
 
 /**
- * The comments of `postIds`, oldest first, with their authors joined from the users the ORM's
- * filters show `em` (leftJoinAuthor: a soft-deleted author's name is null). Read as plain rows,
- * not entities: building ~100 entities per page was most of the CPU of GET /posts (npm run
- * bench). One shape per batch size (db/statements.ts): the post ids are the declared parameters.
+ * The comments of `postIds`, oldest first, with their authors (leftJoinAuthor: a soft-deleted
+ * author's name is null), as plain rows: building ~100 entities per page was most of the CPU of
+ * GET /posts (npm run bench). One shape per batch size: the post ids are declared parameters.
  */
 export async function commentsOfPosts(em: EntityManager, postIds: readonly number[], stale: boolean): Promise<CommentRow[]> {
   const statement = await cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
@@ -48,29 +43,23 @@ export async function commentsJsonOfPost(em: EntityManager) {
   return qb;
 }
 
-/** The statement of one comment's REST answer (as `json`), or of no row when there is no such comment. */
-export async function commentJsonStatement(em: EntityManager, id: number): Promise<Statement> {
-  const qb = em.createQueryBuilder(Comment, 'c').select(raw(`${COMMENT_JSON}::text as json`)).where({ id });
+/** The statement of comments' REST answers (`id`, `json`) by id: a create's read-back, GraphQL's `etag` batch. */
+export async function commentJsonStatement(em: EntityManager, ids: readonly number[]): Promise<Statement> {
+  const qb = em.createQueryBuilder(Comment, 'c').select(['c.id', raw(`${COMMENT_JSON}::text as json`)]).where({ id: { $in: [...ids] } });
   await leftJoinAuthor(em, qb, 'cu', 'c');
   return statementOf(qb);
 }
 
-/** One comment's REST answer, or null when there is no such comment. */
-async function commentJson(em: EntityManager, id: number): Promise<string | null> {
-  const [row] = await runStatement<{ json: string }>(em, await commentJsonStatement(em, id));
-  return row?.json ?? null;
+/** Comments' REST answers by id; a missing comment has none. */
+export async function commentJsons(em: EntityManager, ids: readonly number[]): Promise<Map<number, string>> {
+  const rows = await runStatement<{ id: number; json: string }>(em, await commentJsonStatement(em, ids));
+  return new Map(rows.map((r) => [r.id, r.json]));
 }
+
+const commentJson = async (em: EntityManager, id: number) => (await commentJsons(em, [id])).get(id) ?? null;
 
 /** An edited comment's answer (core/row-lock.ts ReadBack). */
 export const writtenCommentJson = async (em: EntityManager, comment: Comment): Promise<string> => written(await commentJson(em, comment.id), `comment ${comment.id}`);
 
 /** A comment's current tag, read in the write's transaction `tx` (core/etag.ts checkPrecondition). */
 export const currentCommentTag = async (tx: EntityManager, id: number): Promise<string> => entityTag(written(await commentJson(tx, id), `comment ${id}`));
-
-/** Several comments' REST answers by id: GraphQL's `etag` batch. */
-export async function commentJsons(em: EntityManager, ids: readonly number[]): Promise<Map<number, string>> {
-  const qb = em.createQueryBuilder(Comment, 'c').select(['c.id', raw(`${COMMENT_JSON}::text as json`)]).where({ id: { $in: [...ids] } });
-  await leftJoinAuthor(em, qb, 'cu', 'c');
-  const rows = await runStatement<{ id: number; json: string }>(em, statementOf(qb));
-  return new Map(rows.map((r) => [r.id, r.json]));
-}

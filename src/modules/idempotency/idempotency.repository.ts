@@ -4,13 +4,7 @@ import { runStatement, sql, type Statement } from '../../db/statements';
 /** The Idempotency-Keys' statements (idempotency.service.ts); the SQL of each is in idempotency.repository.sql (npm run sql). */
 
 /** A key's stored answer, if a live one is there, and whether this transaction holds the key's lock. */
-export interface KeyLookup {
-  locked: boolean;
-  fingerprint: string | null;
-  status: number | null;
-  body: string | null;
-  resource_id: number | null;
-}
+type KeyLookup = { locked: boolean; fingerprint: string | null; status: number | null; body: string | null; resource_id: number | null };
 
 /**
  * The key's transaction-scoped advisory lock (`lock`, taken without waiting) and its live answer,
@@ -23,14 +17,7 @@ export async function lockAndLookUp(tx: EntityManager, lock: string, scope: stri
 }
 
 /** What a key stores besides its answer's JSON text. */
-export interface KeyRecord {
-  scope: string;
-  key: string;
-  fingerprint: string;
-  status: number;
-  resourceId: number;
-  hours: number;
-}
+type KeyRecord = { scope: string; key: string; fingerprint: string; status: number; resourceId: number; hours: number };
 
 const STORE_KEY = `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)`;
 /**

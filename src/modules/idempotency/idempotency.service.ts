@@ -42,9 +42,6 @@ export interface Created<T> {
  */
 export type KeepAnswer = (tx: EntityManager, statement: Statement, created: { status: number; resourceId: number }) => Promise<string | null>;
 
-/** Without a key the answer is only read. */
-const readOnly: KeepAnswer = (tx, statement) => readAnswer(tx, statement);
-
 export type Outcome<T> = ({ replayed: false } & Created<T>) | { replayed: true; status: number; body: string | null; resourceId: number };
 
 /** What a surface hands over, as plain values: the surface parses the header or argument. */
@@ -92,7 +89,8 @@ export class IdempotencyService {
    * otherwise (an answer that is not JSON text read by one statement) it is stored after.
    */
   async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext, keep: KeepAnswer) => Promise<Created<T>>): Promise<Outcome<T>> {
-    if (!request) return { replayed: false, ...(await create(ctx, readOnly)) };
+    // Without a key the answer is only read.
+    if (!request) return { replayed: false, ...(await create(ctx, readAnswer)) };
     return transactionWithRetry(ctx.em, async (tx) => {
       // The lock and the lookup in one round trip. The lookup reads the statement's snapshot, taken
       // before the lock: a repeat whose first request committed in between finds no row, runs, and

@@ -11,28 +11,12 @@ import { Post } from './post.entity';
 import { suffixedSlugPrefix } from './post.slug';
 import { postShape, type PostColumns } from './post.types';
 
-/**
- * The posts' statements: one builder for every read of posts (lists and details, GraphQL's views
- * and REST's JSON), the REST answer that writes read back and tags hash, and the slugs' look-ups.
- * Built by the ORM's QueryBuilder where it can, by hand (`sql`) where it cannot, and run through
- * db/statements.ts; the SQL of each is in post.repository.sql (npm run sql).
- */
+/** The posts' statements: every read of posts, their REST answer, the slugs'. Their SQL: post.repository.sql (npm run sql). */
 
-/**
- * A row of the post statement: postShape's columns, its author's name (null when the users'
- * filter hid the author) and, when asked, the list total.
- */
-type PostRow = PostColumns & {
-  author_name: string | null;
-  total?: string | number;
-  /** The version of the public data the row was read at (db/list-totals.ts); only on a page's rows. */
-  version?: string | null;
-};
+/** A row of the post statement: postShape's columns, the author's name (null: the users' filter hid it), a page's total and data version. */
+type PostRow = PostColumns & { author_name: string | null; total?: string | number; version?: string | null };
 
-/**
- * What a page statement selects besides its rows (db/list-totals.ts): `count`, the list's total
- * and the data version; `version`, the version alone (the total is one counted before).
- */
+/** What a page selects besides its rows (db/list-totals.ts): `count`, its total and the data version; `version`, the version alone. */
 type TotalColumns = 'count' | 'version';
 
 /** ORDER BY of a post order map over the columns of alias `x` (column names from the ORM's metadata). */
@@ -57,14 +41,11 @@ export interface PostProjection<T, C extends PostReadContext = PostReadContext> 
   /** Names the projection in the statement's cache key. */
   readonly name: string;
   /**
-   * The statement of this projection around the post statement `qb` (alias `p`, its author as
-   * `u`, its columns those of PostRow, `total` and `version` among them when a page asks):
-   * it may add to `qb`, replace its select or wrap it, passing on the columns `extra`. The rows it returns keep the
-   * order `orderBy`; null when the slice is one row at most (a detail), which has no order to keep.
-   * Without it, the post statement's rows as they are.
+   * Its statement around the post statement `qb` (alias `p`, the author `u`, PostRow's columns):
+   * it may add to `qb`, replace its select or wrap it, passing on the columns `extra`, its rows in
+   * the order `orderBy` (null for one row at most: a detail). Without it, `qb`'s rows as they are.
    */
   statement?(em: EntityManager, qb: PostStatementBuilder, orderBy: QueryOrderMap<object>[] | QueryOrderMap<object> | null, extra: readonly string[]): Promise<Statement>;
-  /** The projection's values of the rows its statement returned. */
   map(ctx: C, rows: PostRow[]): T[];
 }
 
@@ -81,11 +62,9 @@ export type PostListReader<T> = (ctx: RequestContext, filters?: Record<string, b
 /**
  * Lists of posts, one statement per slice: the posts, their authors and, for the page format,
  * the total as an uncorrelated subquery (or the one counted before at the same data version:
- * db/list-totals.ts), then what `projection` makes of them. Every reader of
- * posts (GraphQL views, REST's JSON) is this one builder: the same slice of ids under the same
- * ORM filters, the same author JOIN; only the projection differs. Visibility stays the ORM's:
- * the posts' filters (softDelete, or the switches the caller passes, as the trash does) go into
- * WHERE, the users' filter into the author JOIN.
+ * db/list-totals.ts), then what `projection` makes of them. Every reader of posts is this one
+ * builder; only the projection differs. Visibility stays the ORM's: the posts' filters (minus the
+ * switches in `filters`, as the trash lifts softDelete) in WHERE, the users' in the author JOIN.
  */
 export function postSource<T, C extends PostReadContext>(ctx: C, projection: PostProjection<T, C>, filters: Record<string, boolean> = {}): ListSource<T> {
   return {
@@ -127,12 +106,10 @@ async function postStatement<T, C extends PostReadContext>(
   { orderBy, limit, offset }: SliceOptions,
   total?: TotalColumns,
 ): Promise<Statement> {
-  // A page with an OFFSET is a deferred join: the slice's ids first, read from an index alone where the filters allow
-  // (posts_live_created_at_id_index, posts_deleted_at_id_index: no heap visit per row an
-  // OFFSET skips), then only those rows with their authors. Joined or read whole before
-  // LIMIT/OFFSET, every skipped row of a deep page costs a heap fetch (npm run explain).
-  // Cached per shape (db/statements.ts): the where-object's numbers and the offset are this
-  // request's values, declared as parameters; the limit (a page size) is part of the shape.
+  // A page with an OFFSET is a deferred join: the slice's ids first, from an index alone where the
+  // filters allow (posts_live_created_at_id_index, posts_deleted_at_id_index), then only those
+  // rows with their authors: otherwise every row a deep page skips costs a heap fetch (npm run
+  // explain). Cached per shape: the where-object's numbers and the offset are declared parameters.
   const values: unknown[] = [];
   const shape = `posts ${projection.name} ${shapeKey(where, values)} ${JSON.stringify(orderBy)} ${JSON.stringify(filters)} ${total ?? 'rows'} ${limit} ${offset !== undefined}`;
   const offsetAt = values.length;
@@ -174,12 +151,9 @@ export async function postById<T, C extends PostReadContext>(ctx: C, projection:
 }
 
 /**
- * The REST post over a row of the post statement: its columns (postShape's keys) on `row`, the
- * author's name (null when the users' filter hid the author) and its comments' JSON texts (a
- * text[] in order). A list reads them from its wrapper (`x`), a detail from its own joins. One
- * definition, built by PostgreSQL as JSON text (db/json-sql.ts), read by every route that returns
- * a post (lists, details, and writes, which read the written row back in their transaction) and
- * hashed for its tags, REST's and GraphQL's `etag` alike.
+ * The REST post, built by PostgreSQL as JSON text (db/json-sql.ts) over the post statement's row
+ * `row`, its author's name and its comments' JSON texts (a text[]): every route that returns a post
+ * (writes read theirs back in their transaction) and every tag, REST's and GraphQL's, read it here.
  */
 const postJsonSql = (row: string, authorName: string, comments: string) => jsonObjectSql(row, [
   ...jsonKeysOf(postShape),
@@ -241,19 +215,15 @@ export async function postJsons(ctx: PostReadContext, ids: readonly number[]): P
 export const currentPostTag = async (tx: EntityManager, id: number): Promise<string> =>
   entityTag(written(await postJson(readContextOf(tx), id, { softDelete: false }), `post ${id}`));
 
-/** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
-const SLUG_LOCK_SPACE = 4711;
-
-/** Creates of one base slug queue on this transaction-scoped lock (PostService.create). */
+/** Creates of one base slug queue on this transaction-scoped lock (PostService.create): two keys, apart from the one-key locks. */
 export async function lockSlug(tx: EntityManager, base: string): Promise<void> {
-  await runStatement(tx, sql`select pg_advisory_xact_lock(${SLUG_LOCK_SPACE}, hashtext(${base}))`);
+  await runStatement(tx, sql`select pg_advisory_xact_lock(${4711}, hashtext(${base}))`);
 }
 
 /**
- * The slugs that may be `base`'s siblings, trashed posts' included (no filter: slugs are unique
- * across both). One statement: with C collation (the embedded cluster's) PostgreSQL answers both
- * conditions from the unique slug index (the `like` as a range scan); under another collation the
- * `like` is a filter, still correct. Slugs hold only [a-z0-9-], so the prefix needs no escaping.
+ * The slugs that may be `base`'s siblings, trashed posts' too (slugs are unique across both). With C
+ * collation (the embedded cluster's) the unique slug index answers both conditions, the `like` as a
+ * range scan. Slugs hold only [a-z0-9-], so the prefix needs no escaping.
  */
 export async function takenSlugs(tx: EntityManager, base: string): Promise<string[]> {
   const rows = await runStatement<{ slug: string }>(tx, sql`select slug from posts where slug = ${base} or slug like ${`${suffixedSlugPrefix(base)}%`}`);

@@ -52,7 +52,7 @@ export function postRoutes({ posts, comments, idempotency, deps }: Services): Ro
       method: 'post',
       path: '/posts/:id/comments',
       handler: (req, ctx) =>
-        keyedCreate(idempotency, ctx, req, (c, read) => comments.add(c, req.params.id, req.body, async (tx, comment) => read(tx, await commentJsonStatement(tx, comment.id), comment.id)), { tagged: true }),
+        keyedCreate(idempotency, ctx, req, (c, read) => comments.add(c, req.params.id, req.body, async (tx, comment) => read(tx, await commentJsonStatement(tx, [comment.id]), comment.id)), { tagged: true }),
     },
   ];
 }

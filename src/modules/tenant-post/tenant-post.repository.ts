@@ -5,13 +5,8 @@ import { cachedStatement, param, runStatement, statementOf, type Statement } fro
 import { TenantPost } from './tenant-post.entity';
 import { tenantPostShape, type TenantPostView } from './tenant-post.types';
 
-/**
- * The tenant posts' statements (views and REST JSON), built by the ORM's QueryBuilder on the
- * request's fork, so its `tenant` filter writes the tenant condition; the SQL of each is in
- * tenant-post.repository.sql (npm run sql).
- */
+/** The tenant posts' statements, built on the request's fork (its `tenant` filter). Their SQL: tenant-post.repository.sql. */
 
-/** A row of the tenant posts statement: tenantPostShape's columns. */
 type TenantPostRow = RowOf<typeof tenantPostShape>;
 
 /** What a read of tenant posts is read as: the same rows under the same filters, another select. */
@@ -29,19 +24,18 @@ export type TenantPostReader<T> = (em: EntityManager, lift?: Record<string, bool
 const viewProjection: TenantPostProjection<TenantPostView> = {
   name: 'view',
   statement: (inner) => inner,
-  map: (em, rows) => rows.map((r) => tenantPostShape.view(r, em.getPlatform())),
+  map: (em, rows, platform = em.getPlatform()) => rows.map((r) => tenantPostShape.view(r, platform)),
 };
 
 /** Tenant posts as plain views. */
 export const tenantPostViews: TenantPostReader<TenantPostView> = (em, lift) => readTenantPosts(em, viewProjection, lift);
 
 /**
- * Tenant posts, id ascending (no entity hydration, no identity map), under the ORM's filters as
- * the request's fork sets them (`tenant`, with its parameters), minus `lift`; with `id`, that one
- * post only. Cached by the one key rule (db/statements.ts): the `tenant` filter's parameters of
- * the fork are part of the key, so each tenant's statement is the filter's own output for that
- * tenant, and a request whose tenant is new builds its own. Building per request was most of
- * GET /tenant/posts's Node CPU (npm run bench).
+ * Tenant posts, id ascending, as plain rows, under the ORM's filters as the request's fork sets
+ * them (`tenant`, with its parameters) minus `lift`; with `id`, that one only. Cached by the key
+ * rule (db/statements.ts): the fork's `tenant` parameters are part of the key, so each tenant's
+ * statement is the filter's own output for that tenant (building per request was most of GET
+ * /tenant/posts's Node CPU).
  */
 export async function readTenantPosts<T>(em: EntityManager, projection: TenantPostProjection<T>, lift: Record<string, boolean> = {}, id?: number): Promise<T[]> {
   const shape = `tenant posts ${projection.name} ${JSON.stringify(lift)} ${id === undefined ? 'all' : 'by id'}`;
@@ -54,11 +48,7 @@ export async function readTenantPosts<T>(em: EntityManager, projection: TenantPo
   return projection.map(em, await runStatement<TenantPostRow>(em, statement));
 }
 
-/**
- * A tenant post's REST answer (tenantPostShape's snake_case keys, ISO-8601 UTC timestamps), built
- * by PostgreSQL as JSON text (db/json-sql.ts), read by every route that returns tenant posts:
- * the tenant's list, the admin's list of all, and the create, which reads the row back.
- */
+/** A tenant post's REST answer, built by PostgreSQL as JSON text (db/json-sql.ts): the lists and the create's read-back. */
 const TENANT_POST_JSON = jsonObjectSql('x', jsonKeysOf(tenantPostShape));
 
 /** Each row's answer, with its tenant for the service's ownership check. */

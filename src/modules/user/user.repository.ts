@@ -8,11 +8,7 @@ import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statem
 import { User } from './user.entity';
 import { actorShape, authorShape, userShape, type Actor, type AuthorView, type UserView } from './user.types';
 
-/**
- * The users' statements: the admin lists and their REST JSON, the bearer token's user, and the
- * authors other resources embed (the users the ORM's filters show), built by the ORM's QueryBuilder
- * and run through db/statements.ts; the SQL of each is in user.repository.sql (npm run sql).
- */
+/** The users' statements: lists, REST answers, the caller, the authors others embed. Their SQL: user.repository.sql (npm run sql). */
 
 /** A row of the users statement: userShape's columns and, for a page, the total. */
 type UserRow = RowOf<typeof userShape> & { total?: string | number };
@@ -30,7 +26,7 @@ interface UserProjection<T> {
 const userViews: UserProjection<UserView> = {
   name: 'view',
   statement: (inner) => inner,
-  map: (ctx, rows) => rows.map((r) => userShape.view(r, ctx.reader().getPlatform())),
+  map: (ctx, rows, platform = ctx.reader().getPlatform()) => rows.map((r) => userShape.view(r, platform)),
 };
 
 /** How a caller reads a list of users: userViewSource (GraphQL), or userJsonSource (REST). */
@@ -45,11 +41,7 @@ async function counter(em: EntityManager, where: FilterQuery<object>) {
   return qb;
 }
 
-/**
- * Users read as `projection`, in one statement per slice: the users under the ORM's filters
- * (softDelete: active users only) and, for the page format, their total as a subquery under the
- * same filters. Built by the ORM once per shape (db/statements.ts).
- */
+/** Users read as `projection`, one statement per slice: under the ORM's filters (active users), a page's total as a subquery. */
 function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSource<T> {
   return {
     async slice(where, { orderBy, limit, offset, withTotal }) {
@@ -78,19 +70,10 @@ function userSource<T>(ctx: ReadContext, projection: UserProjection<T>): ListSou
   };
 }
 
-/** One active user as `projection` reads it, or null. */
-async function userById<T>(ctx: ReadContext, projection: UserProjection<T>, id: number): Promise<T | null> {
-  const [user] = (await userSource(ctx, projection).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
-  return user ?? null;
-}
-
 /**
- * The bearer token's user (auth.tokens.ts) as a value: the row under the users' filters
- * (softDelete: an active user only), read by a statement the ORM built once
- * (db/statements.ts). Not a managed entity: nothing changes the caller through it (a
- * change of a user goes through its own read, under a row lock), and hydrating one into the
- * request's identity map was the largest Node cost of an authenticated read after the SQL
- * (npm run bench, GET /admin/users). The password hash is not read.
+ * The bearer token's user (auth.tokens.ts), active only, as a value, never its password hash. Not
+ * a managed entity: nothing changes the caller through it, and hydrating one into the identity
+ * map was the largest Node cost of an authenticated read after the SQL (npm run bench).
  */
 export async function actorById(ctx: ReadContext, id: number): Promise<Actor | null> {
   const em = ctx.reader();
@@ -103,11 +86,7 @@ export async function actorById(ctx: ReadContext, id: number): Promise<Actor | n
   return row ? actorShape.view(row, em.getPlatform()) : null;
 }
 
-/**
- * A user's REST answer (userShape's snake_case keys, ISO-8601 UTC timestamps, never the
- * password), built by PostgreSQL as JSON text (db/json-sql.ts), read by every route that returns
- * a user as such (the admin list, the restore, the auth payload) and hashed for its tags.
- */
+/** A user's REST answer, built by PostgreSQL as JSON text (db/json-sql.ts): every route that returns a user, and its tags. */
 const USER_JSON = jsonObjectSql('x', jsonKeysOf(userShape));
 
 /** The users' lists are ordered by id alone (user.service.ts); the JSON rows keep that order. */
@@ -131,7 +110,8 @@ export const userJsonSource: UserListReader<{ id: number; json: string }> = (ctx
 
 /** One active user's REST answer, or null. */
 export async function userJson(ctx: ReadContext, id: number): Promise<string | null> {
-  return (await userById(ctx, userJsonProjection, id))?.json ?? null;
+  const [user] = (await userSource(ctx, userJsonProjection).slice({ id }, { orderBy: { id: 'asc' }, limit: 1 })).rows;
+  return user?.json ?? null;
 }
 
 /** A written user's answer (core/row-lock.ts ReadBack): read back in the write's transaction. */
@@ -147,11 +127,9 @@ export async function userJsons(ctx: ReadContext, ids: readonly number[]): Promi
 export const currentUserTag = async (tx: EntityManager, id: number): Promise<string> => entityTag(written(await userJson(readContextOf(tx), id), `user ${id}`));
 
 /**
- * LEFT JOINs the author of `owner`'s row (its user_id) to `qb` as `alias`, from the users the
- * ORM's filters show `em` (softDelete: the active ones): a hidden author joins as nulls instead of
- * hiding the post or comment. The users are a User QueryBuilder with its filters applied by the
- * ORM (public `applyFilters`), joined as a sub-query, so the filters decide here as everywhere;
- * PostgreSQL flattens it into a plain join (the plan of a condition in the ON clause).
+ * LEFT JOINs the author of `owner`'s row to `qb` as `alias`, from the users the ORM's filters show
+ * `em` (a hidden author joins as nulls): a User QueryBuilder with its filters applied by the ORM
+ * (`applyFilters`), joined as a sub-query, which PostgreSQL flattens into a plain join.
  */
 export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User, 'vu', never, never, never, 'id' | 'name'>, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
   const users = em.createQueryBuilder(User, 'vu').select(authorShape.select('vu'));
