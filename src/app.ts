@@ -8,16 +8,18 @@ import { createApolloServer } from './graphql/server';
 import { createSubscriptionServer, type SubscriptionServer } from './graphql/ws';
 import { graphqlBody, graphqlHttp } from './graphql/http';
 import { TrustedDocuments } from './graphql/documents';
-import { Revalidation } from './http/revalidation';
-import { createMetrics, metricsGuards, type Metrics } from './http/metrics';
+import { Revalidation } from './core/http';
+import type { Metrics } from './core/metrics';
+import { createMetrics, metricsGuards } from './http/metrics';
 import { DOCS_ASSET_ROUTE, openApiHandlers } from './openapi/docs';
 import { accountPages, PAGE_ASSET_ROUTE } from './modules/auth/auth.pages';
 import { sendError } from './http/error-handler';
 import { finalHandler, notFound, requestStart, restErrors } from './http/chain';
 import { mountPath, mountRoutes, restRouter } from './http/rest';
-import { databaseReady, replicasReadiness } from './http/readiness';
+import { databaseReady } from './db/activity';
+import { replicasReadiness } from './http/readiness';
 import { replicaReadsPlugin } from './graphql/replica-reads';
-import { InFlight } from './http/in-flight';
+import { InFlight } from './core/in-flight';
 import { asDocument, corsPolicy } from './http/security';
 import { restRoutes } from './modules';
 import type { RouteDef } from './http/routes';
@@ -80,7 +82,7 @@ export async function createApp(deps: AppDeps, opts: AppOptions = {}): Promise<B
   const documents = new TrustedDocuments(deps.config.graphqlDocuments, deps.config.graphqlTrustedDocuments);
   const subscriptions = createSubscriptionServer({ schema, deps, services, resolveTenant, state, metrics: metrics.subscriptions, documents });
   // Revalidations of unchanged public reads answer 304 without building the page; not with read
-  // replicas, whose pages may be older than the version read on the primary (http/revalidation.ts).
+  // replicas, whose pages may be older than the version read on the primary (core/http.ts Revalidation).
   const revalidation = deps.config.replicaUrls.length ? undefined : new Revalidation(deps.orm);
   const adapterDeps = { orm: deps.orm, tokens: services.tokens, resolveTenant, inFlight, publicCacheSeconds: deps.config.publicCacheSeconds, revalidation };
 

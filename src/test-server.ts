@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from './config/config';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded';
 import type { BuiltApp } from './app';
 import type { Logger } from './core/logger';
-import type { FoundDatabase } from './modules/testing/testing.database';
+import type { FoundDatabase } from './modules/testing/testing.repository';
 import { sweepTestServerDirs, TEST_SERVER_DIR_PREFIX, writeOwner } from './modules/testing/testing.dirs';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -27,7 +27,7 @@ const late = () => ({
   ...(require('./modules/user/password') as typeof import('./modules/user/password')),
   ...(require('./modules/testing/testing.service') as typeof import('./modules/testing/testing.service')),
   ...(require('./modules/testing/testing.routes') as typeof import('./modules/testing/testing.routes')),
-  ...(require('./modules/testing/testing.database') as typeof import('./modules/testing/testing.database')),
+  ...(require('./modules/testing/testing.repository') as typeof import('./modules/testing/testing.repository')),
 });
 /* eslint-enable @typescript-eslint/no-require-imports */
 

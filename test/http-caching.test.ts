@@ -4,7 +4,7 @@ import { rest } from './support/client';
 import { checkedRest } from './support/openapi';
 import { buildUser } from './support/factories';
 import { buildPost } from './support/blog';
-import { Revalidation } from '../src/http/revalidation';
+import { Revalidation } from '../src/core/http';
 
 /**
  * CONTRACT 16: HTTP caching. Public reads (GET /posts, GET /posts/:id, anonymous GraphQL queries

@@ -1,5 +1,5 @@
 /**
- * The JSON text PostgreSQL writes for REST answers (src/core/json-sql.ts) is the JSON that
+ * The JSON text PostgreSQL writes for REST answers (src/db/json-sql.ts) is the JSON that
  * JSON.stringify writes for the same values: the same escapes, key order, no spaces, null as
  * null, timestamps as Date#toJSON writes them. Every REST answer of a post, comment, user and
  * tenant post is built this way (reads and writes alike: a write reads its row back through
@@ -7,7 +7,7 @@
  */
 import { startTestApp, type TestApp } from './support/harness';
 import { sql } from './support/blog';
-import { jsonObjectSql, type JsonKey } from '../src/core/json-sql';
+import { jsonObjectSql, type JsonKey } from '../src/db/json-sql';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -15,7 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-describe('the generator (src/core/json-sql.ts) against JSON.stringify, value by value', () => {
+describe('the generator (src/db/json-sql.ts) against JSON.stringify, value by value', () => {
   const KEYS: JsonKey[] = [['n', 'int'], ['s', 'string'], ['b', 'bool'], ['t', 'timestamp?'], ['z', 'string?'], ['j', 'json?']];
 
   it('every code point of the BMP except surrogates and U+0000, and a spread of the others', async () => {

@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { buildPost, sql } from './support/blog';
-import { postJsonSource } from '../src/modules/post/post.rest';
+import { postJsonSource } from '../src/modules/post/post.repository';
 import { readContextOf } from '../src/core/context';
 
 /**

@@ -2,7 +2,7 @@ import { startTestApp, type TestApp } from './support/harness';
 import { clients } from './support/client';
 import { buildUser } from './support/factories';
 import { POST_FIELDS } from './support/blog';
-import { snake } from '../src/http/present';
+import { snake } from './support/snake';
 
 /**
  * The same scenario through REST and through GraphQL yields the same data (GraphQL's camelCase

@@ -12,11 +12,10 @@ import { ormConfig } from '../mikro-orm.config';
 import { shapeOf, type FieldType, type ShapeField } from '../src/core/shape';
 import { buildGraphqlSchema } from '../src/graphql/schema';
 import { commentShape } from '../src/modules/comment/comment.types';
-import { authorShape } from '../src/modules/post/author.types';
 import { postShape } from '../src/modules/post/post.types';
 import { tenantPostShape } from '../src/modules/tenant-post/tenant-post.types';
 import { UserSchema } from '../src/modules/user/user.entity';
-import { actorShape, userShape } from '../src/modules/user/user.types';
+import { actorShape, authorShape, userShape } from '../src/modules/user/user.types';
 import { buildOpenApiDocument } from '../src/openapi/document';
 import type { Schema } from '../src/openapi/types';
 

@@ -7,7 +7,7 @@ import { cachedStatement, numbersAsParams, param, runStatement, shapeKey, statem
 import { requestFork } from '../src/core/context';
 import { Post } from '../src/modules/post/post.entity';
 import { TenantPost } from '../src/modules/tenant-post/tenant-post.entity';
-import { readTenantPosts, tenantPostViews } from '../src/modules/tenant-post/tenant-post.service';
+import { readTenantPosts, tenantPostViews } from '../src/modules/tenant-post/tenant-post.repository';
 
 /**
  * The one way the service runs its own statements and the one cache of compiled statements

@@ -5,7 +5,7 @@ import { buildUser } from './support/factories';
 import { buildPost, POST_FIELDS, sql } from './support/blog';
 import { asTenant, freshTenant, TENANT_POST_FIELDS } from './support/tenants';
 import { connect, untilSubscribed, untilUnsubscribed, type WsConnection } from './support/ws';
-import { emit, flushAndEmit } from '../src/core/events';
+import { emit, flushAndEmit } from '../src/db/events';
 import { Comment } from '../src/modules/comment/comment.entity';
 import { Post } from '../src/modules/post/post.entity';
 import { User } from '../src/modules/user/user.entity';

@@ -5,14 +5,14 @@
  * benchmark's `posts(page)` query. Reads use the service's indexes the same way (a deferred join:
  * the slice's ids from the partial index, then those rows), so both sides pay the same PostgreSQL work.
  *
- * The JSON is built as the service builds it: concatenated by src/core/json-sql.ts's generators
+ * The JSON is built as the service builds it: concatenated by src/db/json-sql.ts's generators
  * (compact, keys in the service's order, strings through to_json, timestamps as Date#toJSON),
  * not by json_build_object (which writes `{"id" : 1, ...}` and costs PostgreSQL more). The
  * envelopes (data, total, perPage, ...) are written the same way in the service's key order
  * (src/core/pagination.ts, src/http/present.ts jsonListText), so each body is byte for byte the
  * service's answer (bench/run.ts checks it before any load).
  */
-import { jsonAggSql, jsonArraySql, jsonObjectSql, type JsonKey } from '../../src/core/json-sql';
+import { jsonAggSql, jsonArraySql, jsonObjectSql, type JsonKey } from '../../src/db/json-sql';
 
 /** An author as REST and GraphQL embed it: {id, name}; null when the users' filter hid the user (no joined row). */
 const authorJson = (alias: string) => `case when ${alias}.id is null then null else ${jsonObjectSql(alias, [['id', 'int'], ['name', 'string']])} end`;

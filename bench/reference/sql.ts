@@ -2,9 +2,9 @@
  * The raw reference's writes and login (bench/reference/raw.ts): each is ONE statement that
  * returns the finished JSON as text, so Node only splices strings. Its reads are in raw-sql.ts.
  * The JSON is compact and in the service's key order, as JSON.stringify writes the service's
- * answers (src/core/json-sql.ts's generators, the keys of raw-sql.ts).
+ * answers (src/db/json-sql.ts's generators, the keys of raw-sql.ts).
  */
-import { jsonObjectSql } from '../../src/core/json-sql';
+import { jsonObjectSql } from '../../src/db/json-sql';
 import { commentJson, userJson } from './raw-sql';
 
 /** $1 = email (already trimmed and lower-cased). */

@@ -4,12 +4,12 @@ import { AppError } from './errors';
 
 /**
  * What every service call receives: the request's own EntityManager, the caller and the tenant.
- * Built once per request (http/request-context.ts) and shared by REST routes and GraphQL
+ * Built once per request (buildRequestContext, below) and shared by REST routes and GraphQL
  * resolvers, so both surfaces run the same rules with the same state. A plain value, handed to
  * every service call: nothing on the request path reads ambient (async-hook) state.
  */
 export interface RequestContext {
-  /** The request's own fork, made on first use (http/request-context.ts). */
+  /** The request's own fork, made on first use (buildRequestContext). */
   readonly em: EntityManager;
   /**
    * Where a hot read runs (db/statements.ts): the request's fork once it exists, else the ORM's
@@ -37,6 +37,74 @@ export interface RequestContext {
    * An object of its own, so the shallow copy of the context that Apollo hands its plugins shares it.
    */
   logFields?: Record<string, unknown>;
+}
+
+/** Fields a later layer adds to the request's log line (the GraphQL operation), on its context. */
+export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Record<string, unknown>): void {
+  if (ctx.logFields) Object.assign(ctx.logFields, fields);
+}
+
+/** Who a bearer token names (modules/auth/auth.tokens.ts TokenService): checked on first use of `actor()`. */
+export interface Authenticator {
+  authenticate(ctx: ReadContext, authorization: string | undefined): Promise<Actor | null>;
+}
+
+/** What a transport knows about its caller; HTTP reads it from the request, WebSocket from connectionParams. */
+export interface ContextInput {
+  requestId: string;
+  /** The client's address, or how to find it when first asked (only the auth rate limits ask). */
+  ip: string | (() => string);
+  tenantId: number | null;
+  /** The `Authorization` value as sent (`Bearer <token>`), checked on first use of `actor()`. */
+  authorization: string | undefined;
+}
+
+/** The one way a RequestContext is made, for every transport (HTTP, GraphQL over WebSocket). */
+export function buildRequestContext(orm: MikroORM, tokens: Authenticator, input: ContextInput): RequestContext {
+  return new LazyContext(orm, tokens, input);
+}
+
+/**
+ * A class, not an object literal with getters: V8 builds a literal with accessors in the old
+ * generation, so every request's context (and what it holds) outlived the young-generation
+ * collections and was left to the full ones. Under load that was a sixth of a small read's Node
+ * CPU in GC (npm run bench, GET /posts/:id). Its state is plain own properties, so a copy that
+ * keeps the prototype (Apollo's `cloneObject`) works as the original does.
+ */
+class LazyContext implements RequestContext {
+  requestId: string;
+  tenantId: number | null;
+  loaders = new Map<string, unknown>();
+  logFields: Record<string, unknown> = {};
+  readFrom?: 'read' | 'write';
+  private fork: EntityManager | undefined;
+  private caller: Promise<Actor | null> | undefined;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly tokens: Authenticator,
+    private readonly input: ContextInput,
+  ) {
+    this.requestId = input.requestId;
+    this.tenantId = input.tenantId;
+  }
+
+  get em(): EntityManager {
+    return (this.fork ??= requestFork(this.orm, this.input.tenantId));
+  }
+
+  reader(): EntityManager {
+    return this.fork ?? this.orm.em;
+  }
+
+  get ip(): string {
+    const { input } = this;
+    return typeof input.ip === 'string' ? input.ip : (input.ip = input.ip());
+  }
+
+  actor(): Promise<Actor | null> {
+    return (this.caller ??= this.tokens.authenticate(this, this.input.authorization));
+  }
 }
 
 /** What a hot read needs of a request (db/statements.ts). */

@@ -5,7 +5,7 @@ import { AppError } from './errors';
  * Strong entity tags and the If-Match precondition of writes (RFC 9110 8.8.3, 13.1.1).
  *
  * A resource's tag is `entityTag` over the exact JSON text its REST answer carries, built by the
- * one builder per resource (each module's *.rest.ts): the public read's tag, a write's answer's
+ * one builder per resource (each module's repository): the public read's tag, a write's answer's
  * tag and GraphQL's `etag` field are the same function over the same text, so a client may send
  * back whichever it saw.
  */

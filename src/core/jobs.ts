@@ -1,5 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-
 /** A periodic background task (mail outbox, trash retention). Started by main.ts and the test harness. */
 export interface BackgroundJob {
   name: string;
@@ -60,27 +58,5 @@ export function intervalJob(
   };
 }
 
-/** Whether this instance should run `name`'s period now (see sharedPeriod). */
+/** Whether this instance should run `name`'s period now (db/jobs.ts sharedPeriod). */
 export type SharedPeriod = (name: string, periodMs: number) => Promise<boolean>;
-
-/**
- * Once per period across every instance on the database: a scheduled run first
- * claims the period in job_runs, in one atomic statement, and only the instance whose claim
- * lands runs. "A period" is 90% of the interval, so that a timer firing a little early on its
- * next tick still finds it due. Between all instances the job runs at most about once per
- * interval, and, while any instance is up, never more than two intervals after its last run
- * (the instances' timers are not aligned). A claimant that dies before finishing loses that
- * period's run; these jobs are cleanups, so the next run does the work.
- */
-export function sharedPeriod(orm: MikroORM): SharedPeriod {
-  return async (name, periodMs) => {
-    const due = Math.round(periodMs * 0.9);
-    const rows = await orm.em.fork().execute<{ name: string }[]>(
-      `insert into job_runs (name, ran_at) values (?, now())
-       on conflict (name) do update set ran_at = now() where job_runs.ran_at <= now() - interval '1 millisecond' * ?
-       returning name`,
-      [name, due],
-    );
-    return rows.length === 1;
-  };
-}

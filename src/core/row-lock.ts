@@ -13,7 +13,7 @@ import { LockMode, type EntityManager, type EntityName, type FilterOptions, type
  * exactly one wins; the others answer from the state it left.
  *
  * `decide` also gets the transaction, for statements that must commit with the change (the live
- * events' pg_notify, core/events.ts), and may be async.
+ * events' pg_notify, db/events.ts), and may be async.
  *
  * `refresh`: an entity this request loaded earlier is overwritten with the locked row, not
  * returned from the identity map as it was.

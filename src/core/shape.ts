@@ -1,17 +1,16 @@
 import { ReferenceKind, types, UnderscoreNamingStrategy, type EntitySchema, type Hidden, type InferEntity, type Opt, type Platform } from '@mikro-orm/core';
-import type { JsonKey } from './json-sql';
 
 /**
  * A resource's shape: which fields of an entity leave the service, in which order. Everything
  * else about them is the entity's (defineEntity): the column, the type, whether it may be null.
  * From that one list the read paths take their select list, their row type, the row → view
- * mapping, the view type, the presenter and the REST JSON's keys, all built here once, at module
+ * mapping, the view type and the presenter (and db/json-sql.ts the REST JSON's keys), all built once, at module
  * load, so a request only runs them. The GraphQL object types and the OpenAPI schemas stay
  * written in their own tools' idiom and test/shapes.test.ts holds them to the shapes (and the
  * shapes to the metadata MikroORM discovers).
  */
 
-/** How a field travels: the json-sql.ts type of its REST value, and the JS type of its view. */
+/** How a field travels: the db/json-sql.ts type of its REST value, and the JS type of its view. */
 export type FieldType = 'int' | 'bool' | 'string' | 'timestamp';
 
 export interface ShapeField {
@@ -30,8 +29,6 @@ export interface ShapeField {
 export interface Shape<View, Row, Source> {
   readonly entity: string;
   readonly fields: readonly ShapeField[];
-  /** The REST JSON's keys, in order, for jsonObjectSql (core/json-sql.ts) over a row of the select list. */
-  readonly jsonKeys: readonly JsonKey[];
   /** The QueryBuilder select list over the entity aliased `alias`: one column per field, named as the row's keys. */
   select<A extends string>(alias: A): `${A}.${keyof Source & string}`[];
   /** The view of a row of the select list, its timestamps parsed by the platform as hydration does. */
@@ -127,7 +124,6 @@ export function shapeOf<S extends EntitySchema, const F extends readonly Carried
   return {
     entity: schema.meta.className,
     fields,
-    jsonKeys: fields.map((f): JsonKey => [f.column, f.nullable ? `${f.type}?` : f.type]),
     select: (alias) => fields.map((f) => `${alias}.${f.property}` as `${typeof alias}.${F[number]}`),
     view: (row, platform) => view(row, platform) as View,
     // Not on a hot path (a write's answer, a subscription's first object): a plain loop.

@@ -6,7 +6,7 @@
 export interface Tracing {
   /** `trace_id`, `span_id` and `trace_flags` of the span active now, for a log line (pino's mixin); {} outside any. */
   logFields(): Record<string, string>;
-  /** The active span's context as a W3C `traceparent`, carried by a live event's NOTIFY (core/events.ts). */
+  /** The active span's context as a W3C `traceparent`, carried by a live event's NOTIFY (db/events.ts). */
   traceparent(): string | undefined;
   /**
    * One delivery of a live event to a topic's subscribers (graphql/live.ts): `run` inside a

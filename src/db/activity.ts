@@ -1,5 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf } from '../../mikro-orm.config';
+import { withTimeout } from './replicas';
+import { runStatement, sql } from './statements';
 
 /** pg_stat_activity's states, as metric label values (`idle in transaction` → `idle_in_transaction`). */
 export const CONNECTION_STATES = ['active', 'idle', 'idle_in_transaction', 'idle_in_transaction_aborted', 'fastpath_function_call', 'disabled'] as const;
@@ -13,22 +15,14 @@ export const CONNECTION_STATES = ['active', 'idle', 'idle_in_transaction', 'idle
 export async function connectionsByState(orm: MikroORM, timeoutMs = 1000): Promise<Map<string, number> | null> {
   const name = applicationNameOf(orm.config);
   if (!name) return null;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)));
-  const query = orm.em
-    .getConnection('write')
-    // Out of the query log: a scrape every few seconds would drown it, and tests count a request's lines.
-    .execute<{ state: string | null; n: number }[]>(
-      `select state, count(*)::int as n from pg_stat_activity where application_name = ? and pid <> pg_backend_pid() group by state`,
-      [name],
-      'all',
-      undefined,
-      { enabled: false },
-    )
-    .then((rows) => new Map(rows.map((r) => [(r.state ?? 'unknown').replace(/[^a-z]+/g, '_').replace(/_$/, ''), r.n])), () => null);
-  try {
-    return await Promise.race([query, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  // Out of the query log: a scrape every few seconds would drown it, and tests count a request's lines.
+  const query = runStatement<{ state: string | null; n: number }>(orm.em, sql`select state, count(*)::int as n from pg_stat_activity where application_name = ${name} and pid <> pg_backend_pid() group by state`, { quiet: true });
+  return withTimeout(query, timeoutMs).then((rows) => new Map(rows.map((r) => [(r.state ?? 'unknown').replace(/[^a-z]+/g, '_').replace(/_$/, ''), r.n])), () => null);
 }
+
+/**
+ * Whether the primary answers `select 1` within `timeoutMs` (/readyz). A stopped database fails at
+ * once (connection refused); a hung one (overloaded, paused, a network partition) would make
+ * /readyz hang as long as the load balancer waits, so it counts as not ready after the timeout.
+ */
+export const databaseReady = (orm: MikroORM, timeoutMs = 2000): Promise<boolean> => withTimeout(runStatement(orm.em, sql`select 1`), timeoutMs).then(() => true, () => false);

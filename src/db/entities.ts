@@ -4,8 +4,8 @@ import { OutboxMail } from '../modules/mail/mail.entity';
 import { Post } from '../modules/post/post.entity';
 import { TenantPost } from '../modules/tenant-post/tenant-post.entity';
 import { User } from '../modules/user/user.entity';
-import { RateAttempt, RateLimitCounter } from '../core/rate-limit.entity';
-import { JobRun } from '../core/job-run.entity';
+import { RateAttempt, RateLimitCounter } from './rate-limit.entity';
+import { JobRun } from './job-run.entity';
 import { PageVersion } from './page-version.entity';
 import { IdempotencyKey } from '../modules/idempotency/idempotency.entity';
 

@@ -1,4 +1,5 @@
 import type { EntityManager, EventSubscriber, FlushEventArgs } from '@mikro-orm/postgresql';
+import { runStatement } from './statements';
 
 /**
  * The version of what public pages show, as a scalar subquery: the sum of `page_versions.v`,
@@ -7,6 +8,14 @@ import type { EntityManager, EventSubscriber, FlushEventArgs } from '@mikro-orm/
  * TruncateMovesPageVersions).
  */
 export const PAGE_VERSION_SQL = '(select sum("v")::text from "page_versions")';
+
+const VERSION = { sql: `select ${PAGE_VERSION_SQL} as "v"`, params: [] };
+
+/** The current version (a decimal string; '0' before any change): what core/http.ts Revalidation compares. */
+export async function dataVersion(em: EntityManager): Promise<string> {
+  const [row] = await runStatement<{ v: string | null }>(em, VERSION);
+  return row?.v ?? '0';
+}
 
 /**
  * The `total` of the page format, counted once per version of the data instead of on every page.

@@ -2,36 +2,22 @@ import { hash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Pool } from 'pg';
 import type { AbstractSqlConnection, EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { logStatement } from './statement-log';
-import type { ReadTarget } from './replicas';
+import { logStatement, type ReadTarget } from './statement-log';
 
 /**
- * Named (prepared) statements for the statements the service builds once and runs on every
- * request (db/statements.ts cachedStatement).
+ * The runner's pooled path (runPooled), and named statements for the ones it caches
+ * (db/statements.ts cachedStatement). PostgreSQL parses and plans an unnamed statement on every
+ * run: for one post's REST answer about 1.2 ms of the primary's CPU against 0.5 ms to run it
+ * (docs/performance.md). A named one is parsed once per server connection and, after a few runs,
+ * planned once: outside a transaction it runs through MikroORM's own pg pool (the documented
+ * `getNativeClient()`) with a `name`, and pg keeps track of which connection parsed which name.
  *
- * PostgreSQL parses and plans an unnamed statement on every run: for one post's REST answer
- * that is about 1.2 ms of the primary's CPU against 0.5 ms to run it (npm run bench,
- * docs/performance.md). A named statement is parsed once per server connection and, after a
- * few runs, planned once. So outside a transaction such a statement runs through pg's pool with
- * a `name` (the extended protocol's Parse once per connection, then Bind and Execute): the pool
- * is MikroORM's own, handed out by the documented `getNativeClient()`, and pg's pool and client
- * keep track of which connection has parsed which name. Outside a transaction every other
- * statement of the service's own runs through the same pool unnamed (runPooled); in a
- * transaction a statement runs unnamed on the transaction's connection (db/statements.ts).
- *
- * What a server connection keeps is named by what it is: `s_` and the first 20 hex digits of the
- * SHA-256 of the text, so two different statements never share a name (another build's, during a
- * rolling deploy, included) and one text has one name in every process.
- *
- * A named statement that fails because of its name (a statement of that name missing on the
- * connection or already there, or a plan that a migration invalidated) is logged, counted
- * (`db_named_statement_fallbacks_total`) and run again unnamed; pg's pool drops the connection it
- * failed on, and so what that connection had prepared. Never a wrong row: on a connection of its
- * own, no other client can prepare anything.
- *
- * Behind a pooler in transaction mode a statement prepared on one server connection may be run on
- * another, or meet a statement another client prepared under the same name: named statements are
- * off there (DATABASE_PREPARED_STATEMENTS, docs/deploy.md).
+ * A name says what it is: `s_` and the first 20 hex digits of the SHA-256 of the text, so two
+ * texts never share one (another build's, during a rolling deploy, included). One that fails
+ * because of its name (missing, already there, a plan a migration invalidated) is logged,
+ * counted (`db_named_statement_fallbacks_total`) and run again unnamed; pg drops that connection.
+ * Behind a transaction-mode pooler a name may meet another connection or another client's: named
+ * statements are off there (DATABASE_PREPARED_STATEMENTS, docs/deploy.md).
  */
 export interface NamedStatements {
   /** Listens to every fallback (the metric). */
@@ -93,6 +79,7 @@ export async function runPooled<R>(
   connection: AbstractSqlConnection,
   target: ReadTarget,
   statement: { name?: string; text: string; sql: string; params: readonly unknown[] },
+  quiet = false,
 ): Promise<R[]> {
   let pool = pools.get(connection);
   if (!pool) pools.set(connection, (pool = (await connection.getNativeClient()) as Pool));
@@ -100,14 +87,14 @@ export async function runPooled<R>(
   const start = performance.now();
   try {
     const { rows } = await pool.query(name ? { name, text, values: statement.params as unknown[] } : { text, values: statement.params as unknown[] });
-    logStatement(em, statement, text, target, start, rows.length);
+    if (!quiet) logStatement(em, statement, text, target, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, text, target, start, 0, 'error');
+    if (!quiet) logStatement(em, statement, text, target, start, 0, 'error');
     const reason = name ? REASONS[(err as { code?: string }).code ?? ''] : undefined;
     if (!reason) throw em.getDriver().convertException(err as Error);
     em.config.getLogger().warn('info', `named statement ${name} ${reason} (${(err as Error).message}): run unnamed`);
     byDriver.get(em.getDriver())?.fellBack(reason);
-    return runPooled(em, connection, target, { ...statement, name: undefined });
+    return runPooled(em, connection, target, { ...statement, name: undefined }, quiet);
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { applicationNameOf, ormConfig, STATEMENT_TIMEOUT_MS, type OrmOptions } from '../../mikro-orm.config';
 import { useNamedStatements } from './named-statements';
+import { runStatement, sql } from './statements';
 import { installReadRouting, stopReadRouting, type ReplicaStatusSource } from './replicas';
 
 /**
@@ -51,11 +52,9 @@ export async function migrateDatabase(directUrl: string, pooledUrl = directUrl):
   const orm = await initOrm({ clientUrl: directUrl, poolMax: 2, namedStatements: false });
   try {
     await migrate(orm);
-    if (pooledUrl !== directUrl) {
-      const em = orm.em.fork();
-      const [{ db }] = await em.execute<{ db: string }[]>('select current_database() as db');
-      await em.execute(`alter role current_user in database ?? set statement_timeout = ?`, [db, `${STATEMENT_TIMEOUT_MS}ms`]);
-    }
+    // ALTER ROLE takes no parameters: the database is named by PostgreSQL itself, the timeout is a constant.
+    const alter = `format('alter role current_user in database %I set statement_timeout = %L', current_database(), '${STATEMENT_TIMEOUT_MS}ms')`;
+    if (pooledUrl !== directUrl) await runStatement(orm.em.fork(), { sql: `do $$ begin execute ${alter}; end $$`, params: [] });
   } finally {
     await orm.close(true);
   }
@@ -70,9 +69,9 @@ export async function migrate(orm: MikroORM): Promise<void> {
   const em = orm.em.fork();
   const options = orm.config.get('migrations');
   const table = options.tableName ?? 'mikro_orm_migrations';
-  const [found] = await em.execute<{ t: string | null }[]>('select to_regclass(?) as t', [table]);
+  const [found] = await runStatement<{ t: string | null }>(em, sql`select to_regclass(${table}) as t`);
   if (found.t) {
-    const applied = new Set((await em.execute<{ name: string }[]>('select name from ??', [table])).map((r) => r.name));
+    const applied = new Set((await runStatement<{ name: string }>(em, { sql: `select name from ${found.t}`, params: [] })).map((r) => r.name));
     if (migrationFiles().every((name) => applied.has(name))) return;
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -80,7 +79,7 @@ export async function migrate(orm: MikroORM): Promise<void> {
   orm.config.set('migrations', { ...options, migrationsList });
   // The lock is held by this transaction while the migrator runs its own.
   await em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(?)', [4711_0001]);
+    await runStatement(tx, sql`select pg_advisory_xact_lock(${4711_0001})`);
     await orm.migrator.up();
   });
 }

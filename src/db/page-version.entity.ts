@@ -3,7 +3,7 @@ import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 /**
  * One of the 16 counters whose sum is the version of what public pages show (posts, comments,
  * users): bumped by a trigger at the commit of every transaction that changes them (migration
- * PageVersions), read by http/revalidation.ts and db/list-totals.ts. Never written by the service itself.
+ * PageVersions), read by core/http.ts Revalidation and db/list-totals.ts. Never written by the service itself.
  */
 @Entity({ tableName: 'page_versions' })
 export class PageVersion {

@@ -1,7 +1,7 @@
 import { Pool } from 'pg';
 import type { EntityManager, MikroORM, AbstractSqlConnection } from '@mikro-orm/postgresql';
 import { isConnectionError } from '../core/errors';
-import { StatementLog } from './statement-log';
+import { PRIMARY, StatementLog, type ReadTarget } from './statement-log';
 
 /**
  * Which pool a read goes to: the primary, or a replica that is up and caught up.
@@ -30,14 +30,6 @@ export interface ReplicaState {
   reason: SkipReason | null;
 }
 
-/** Where a statement ran, as the ORM's logger names connections. */
-export interface ReadTarget {
-  type: 'read' | 'write';
-  /** 'primary' or the replica's name (replica-1, ...). */
-  name: string;
-}
-export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
-
 interface Replica extends ReplicaState {
   target: ReadTarget;
   /** What MikroORM's connection to it reports as host and port, to know it when handed out. */
@@ -58,7 +50,8 @@ const lsn = (text: string): bigint => {
 /** Host and port as MikroORM's Connection.getConnectionOptions() reads them from a client URL. */
 const addressOf = (host: string | undefined, port: number | undefined) => `${host ?? ''}:${port ?? 0}`;
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection after `ms` (the probes', the pool gauge's and /readyz's bound). */
+export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     p.finally(() => clearTimeout(timer)),

@@ -1,7 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { DefaultLogger, type LoggerNamespace, type LoggerOptions, type LogContext } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ReadTarget } from './replicas';
+
+/** Where a statement ran, as the ORM's logger names connections: 'primary' or a replica's name (replica-1, ...). */
+export interface ReadTarget {
+  type: 'read' | 'write';
+  name: string;
+}
+export const PRIMARY: ReadTarget = { type: 'write', name: 'primary' };
 
 /**
  * The ORM's logger (its `loggerFactory`, mikro-orm.config.ts), which also tells its listeners

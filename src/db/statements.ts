@@ -2,32 +2,26 @@ import { performance } from 'node:perf_hooks';
 import { CompiledQuery } from 'kysely';
 import { raw, type AbstractSqlConnection, type EntityManager, type QueryBuilder, type RawQueryFragment } from '@mikro-orm/postgresql';
 import { namesStatements, runPooled, statementName } from './named-statements';
-import { readStale, PRIMARY, type ReadTarget } from './replicas';
-import { logStatement } from './statement-log';
+import { readStale } from './replicas';
+import { logStatement, PRIMARY, type ReadTarget } from './statement-log';
 
 /**
- * The one way the service runs a statement it built itself, and the one cache of compiled
- * statements.
+ * The one way the service runs a statement it writes itself (the repositories' and db/'s; the
+ * ORM's unit of work, find and count stay the ORM's), and the one cache of compiled statements.
  *
- * Run: `runStatement` sends SQL with PostgreSQL's `$1, $2, ...` and its values separately (the
- * extended protocol: the driver binds the values, nothing is written into the text): in the
- * EntityManager's transaction through the ORM's own Kysely client, else through pg's pool of the
- * connection it reads from (MikroORM's `getNativeClient()`, db/named-statements.ts runPooled),
- * named there when it is a cached statement (below). MikroORM's own `execute` writes the values
- * into the text instead, so its statements are never that. Each statement is handed to the ORM's
- * logger as MikroORM hands its own (db/statement-log.ts counts them; a test's statement log sees
- * them), and its errors go through the driver's `convertException`, as the ORM's do. A read that
- * may be slightly stale goes to the connection db/replicas.ts picks.
+ * Run: `runStatement` sends a QueryBuilder's statement (statementOf) or a hand-written one (`sql`)
+ * with PostgreSQL's `$1, $2, ...` and its values apart, bound by the driver: in the
+ * EntityManager's transaction through the ORM's Kysely client, else through pg's pool of the
+ * connection it reads from (db/named-statements.ts runPooled; a read that may be slightly stale
+ * on the one db/replicas.ts picks), named there when cached. Each is handed to the ORM's logger
+ * as MikroORM hands its own (db/statement-log.ts), its errors to the driver's `convertException`.
  *
- * Cache: building a QueryBuilder (metadata, filters, compiling) costs more Node CPU than the rest
- * of a small read, yet a statement's text depends only on its shape. So a builder that runs on
- * every request declares each request value as `param(i)` where the value goes (a where-object,
- * an `in` list, a raw condition's values) and everything else is the shape. The one key rule:
- * a cached statement's key is the builder's shape name PLUS the parameters of every ORM filter
- * of the EntityManager it is built on (`em.getFilterParams`), so a filter whose condition takes
- * a value per request (the tenant) yields one entry per value, and no request ever runs a
- * statement built with another request's filter values. A value that is neither a declared
- * parameter nor a filter's must be named by the shape (constants such as a page size).
+ * Cache: building a QueryBuilder costs more Node CPU than the rest of a small read, yet its text
+ * depends only on its shape. So a builder that runs on every request declares each request value
+ * as `param(i)` where it goes, and everything else is the shape. The key rule: a cached
+ * statement's key is the shape's name PLUS the parameters of every ORM filter of the
+ * EntityManager it is built on, so a filter's per-request value (the tenant) yields one entry per
+ * value and is never replayed to another request. Any other value must be named by the shape.
  */
 
 /** SQL with `?` placeholders (as the QueryBuilder writes them) and its values, in order. */
@@ -41,13 +35,9 @@ export interface Statement {
 }
 
 /**
- * The place of the request's `index`-th value in a statement being built (see cachedStatement).
- *
- * A raw SQL fragment holding a marker rather than a value: MikroORM writes a value into the
- * statement's text in some places (a sub-query in a select or a join), and a raw fragment is
- * written as its own text there as everywhere, so the marker survives wherever the value goes;
- * cachedStatement then finds each marker, in the text or among the values, and makes it a
- * placeholder of its own.
+ * The place of the request's `index`-th value in a statement being built (cachedStatement): a raw
+ * fragment holding a marker, which survives where MikroORM writes a value into the text (a
+ * sub-query in a select or a join) as among the values; cachedStatement makes each a placeholder.
  */
 export function param(index: number): RawQueryFragment {
   let p = paramFragments[index];
@@ -64,6 +54,9 @@ const paramFragments: RawQueryFragment[] = [];
 const declared = new WeakMap<object, number>();
 /** A placeholder or a declared parameter's marker, in the order they appear. */
 const SLOTS = /\?|\u0001param:(\d+)\u0002/g;
+
+/** A statement written by hand: each `${value}` is a bound parameter (a `?` here), never text. */
+export const sql = (strings: TemplateStringsArray, ...params: unknown[]): Statement => ({ sql: strings.join('?'), params });
 
 /**
  * A QueryBuilder's statement: its getQuery() has a `?` for each value, getParams() the values in
@@ -87,14 +80,17 @@ function numbered(sql: string, count: number): string {
   return text;
 }
 
-/** The rows of `statement`, in `em`'s transaction if any (then always on the primary). */
-export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean } = {}): Promise<R[]> {
+/**
+ * The rows of `statement`, in `em`'s transaction if any (then always on the primary). `stale`: a
+ * read that may go to a replica; `quiet`: kept out of the statement log (the pool gauge's).
+ */
+export async function runStatement<R>(em: EntityManager, statement: Statement, options: { stale?: boolean; quiet?: boolean } = {}): Promise<R[]> {
   const text = statement.text ?? numbered(statement.sql, statement.params.length);
   const trx = em.getTransactionContext<CompiledQueryRunner>();
-  if (trx) return inTransaction<R>(em, trx, statement, text);
+  if (trx) return inTransaction<R>(em, trx, statement, text, options.quiet);
   const run = (connection: AbstractSqlConnection, target: ReadTarget) => {
     const named = statement.name !== undefined && statement.text !== undefined && namesStatements(em);
-    return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text });
+    return runPooled<R>(em, connection, target, { ...statement, name: named ? statement.name : undefined, text }, options.quiet);
   };
   return options.stale ? readStale(em, run) : run(em.getConnection('write'), PRIMARY);
 }
@@ -105,14 +101,14 @@ interface CompiledQueryRunner {
 }
 
 /** A transaction runs on its own connection, which is the primary's. */
-async function inTransaction<R>(em: EntityManager, db: CompiledQueryRunner, statement: Statement, text: string): Promise<R[]> {
+async function inTransaction<R>(em: EntityManager, db: CompiledQueryRunner, statement: Statement, text: string, quiet?: boolean): Promise<R[]> {
   const start = performance.now();
   try {
     const { rows } = await db.executeQuery(CompiledQuery.raw(text, statement.params as unknown[]));
-    logStatement(em, statement, text, PRIMARY, start, rows.length);
+    if (!quiet) logStatement(em, statement, text, PRIMARY, start, rows.length);
     return rows as R[];
   } catch (err) {
-    logStatement(em, statement, text, PRIMARY, start, 0, 'error');
+    if (!quiet) logStatement(em, statement, text, PRIMARY, start, 0, 'error');
     throw em.getDriver().convertException(err as Error);
   }
 }

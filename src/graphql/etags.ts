@@ -2,8 +2,9 @@ import type { RequestContext } from '../core/context';
 import { entityTag } from '../core/etag';
 import { AppError } from '../core/errors';
 import { loader } from '../core/loaders';
-import { commentJsons, postJsons } from '../modules/post/post.rest';
-import { userJsons } from '../modules/user/user.rest';
+import { commentJsons } from '../modules/comment/comment.repository';
+import { postJsons } from '../modules/post/post.repository';
+import { userJsons } from '../modules/user/user.repository';
 
 /** The descriptions of every `etag` field and `ifMatch` argument. */
 export const ETAG = "The strong ETag of this object's REST answer (the same tag REST sends): pass it as `ifMatch` to write only this version.";
@@ -11,7 +12,7 @@ export const IF_MATCH = 'Write only if the current `etag` is one of these (a lis
 
 /**
  * GraphQL's `etag` fields: the tag of the object's REST answer, built by the same builder the
- * REST routes answer with (each module's *.rest.ts) and hashed by the same function (core/etag.ts),
+ * REST routes answer with (each module's repository) and hashed by the same function (core/etag.ts),
  * so a tag read on one surface is a valid If-Match / `ifMatch` on the other. One statement per
  * kind for a whole list (a DataLoader per request); cleared with the other loaders after a write.
  */

@@ -2,9 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { HeaderMap, type ApolloServer, type ApolloServerPlugin, type HTTPGraphQLRequest } from '@apollo/server';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
 import type { RequestContext } from '../core/context';
-import { requestContext, jsonBody, type HttpSurfaceDeps } from '../http/request-context';
-import { restError } from '../http/error-handler';
-import { anonymous, GRAPHQL_VARY, sendNotModified, sendPublic } from '../http/caching';
+import { anonymous, GRAPHQL_VARY, jsonBody, requestContext, restError, sendNotModified, sendPublic, type HttpSurfaceDeps } from '../core/http';
 import { readsOnlyPublicData } from './public-reads';
 import type { TrustedDocuments } from './documents';
 
@@ -40,7 +38,7 @@ function prefersGraphqlResponse(req: Request): boolean {
 /**
  * GraphQL over HTTP (GET, HEAD and POST /graphql) as an Express handler around Apollo's documented
  * `executeHTTPGraphQLRequest`, as @as-integrations/express5 does, with the context every surface
- * builds (http/request-context.ts requestContext). The JSON body is parsed by the route's `graphqlBody`.
+ * builds (core/http.ts requestContext). The JSON body is parsed by the route's `graphqlBody`.
  *
  * The GraphQL-over-HTTP specification's media types: a client that prefers
  * `application/graphql-response+json` gets it, and a request error (nothing runs: no document,
@@ -52,7 +50,7 @@ function prefersGraphqlResponse(req: Request): boolean {
  * `documentId` becomes the manifest's query text, and a refusal is answered without running anything.
  *
  * An anonymous query by GET that asks only for post lists and details (graphql/public-reads.ts)
- * and answers data without errors is a public read (http/caching.ts): strong ETag, public
+ * and answers data without errors is a public read (core/http.ts): strong ETag, public
  * Cache-Control, 304 on a matching If-None-Match. Everything else keeps the chain's `no-store`.
  *
  * Apollo behaviours adjusted besides:
@@ -80,7 +78,7 @@ export function graphqlHttp(apollo: ApolloServer<RequestContext>, deps: GraphqlH
       if (refusal) return sendGraphqlErrors(res, graphqlResponse, [refusal]);
 
       // An anonymous query by GET may be a public read; a revalidation of one nothing has changed
-      // since is answered 304 before it runs (http/revalidation.ts), by its query string and media type.
+      // since is answered 304 before it runs (core/http.ts Revalidation), by its query string and media type.
       const publicRead = method === 'GET' && anonymous(req) && ctx.tenantId === null;
       const page = `${graphqlResponse ? 'graphql-response' : 'json'} ${httpGraphQLRequest.search}`;
       const ifNoneMatch = req.headers['if-none-match'];

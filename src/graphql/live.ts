@@ -1,6 +1,6 @@
 import type { RequestContext } from '../core/context';
 import { AppError } from '../core/errors';
-import type { ReceivedEvent } from '../core/events';
+import type { ReceivedEvent } from '../db/events';
 import type { Logger } from '../core/logger';
 import { tracing } from '../core/tracing';
 
@@ -42,7 +42,7 @@ export interface TopicSpec<T> {
 }
 
 export interface LiveHubOptions {
-  /** Resolves once this process LISTENs (core/events.ts). */
+  /** Resolves once this process LISTENs (db/events.ts). */
   listen(): Promise<void>;
   /** A context like a request's, with no caller: the row is read with the filters alone. */
   makeContext(tenantId: number | null): RequestContext;

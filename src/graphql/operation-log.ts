@@ -1,7 +1,6 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import { getOperationAST, type DocumentNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
-import type { RequestContext } from '../core/context';
-import { addLogFields } from '../http/logging';
+import { addLogFields, type RequestContext } from '../core/context';
 
 /** Names come from the client's document: long ones are cut, and only so many fields are listed. */
 const MAX_NAME = 64;

@@ -18,7 +18,7 @@ export async function buildGraphqlSchema(services?: Services): Promise<GraphQLSc
     // its own `subscribe` (graphql/live.ts, fed by PostgreSQL LISTEN), never topics.
     pubSub: {
       publish: () => {
-        throw new Error('type-graphql pubSub is not used: events go through core/events.ts');
+        throw new Error('type-graphql pubSub is not used: events go through db/events.ts');
       },
       subscribe: () => {
         throw new Error('type-graphql pubSub is not used: subscriptions bring their own subscribe');

@@ -14,16 +14,15 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { WebSocket } from 'ws';
-import type { RequestContext } from '../core/context';
+import { buildRequestContext, type RequestContext } from '../core/context';
 import { toAppError } from '../core/errors';
 import { onFirstUse } from '../core/lazy';
-import { EventListener } from '../core/events';
+import { EventListener } from '../db/events';
 import { directUrlOf } from '../db/orm';
 import { tracing } from '../core/tracing';
 import type { TenantResolver } from '../core/tenant';
-import { buildRequestContext } from '../http/request-context';
-import { clientIpReader } from '../http/client-ip';
-import type { SubscriptionMetrics } from '../http/metrics';
+import { clientIpReader } from '../core/client-ip';
+import type { SubscriptionMetrics } from '../core/metrics';
 import type { AppDeps, Services } from '../modules/services';
 import { formatError } from './errors';
 import { limitRules } from './limits';

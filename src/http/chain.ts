@@ -4,12 +4,12 @@ import { AppError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import { answerError, sendError } from './error-handler';
 import { logRequest, requestIdOf } from './logging';
-import type { Metrics } from './metrics';
+import type { Metrics } from '../core/metrics';
 import { API_HEADERS } from './security';
 
 /**
  * The first middleware of the chain (app.ts), so no answer can miss it: the request's id, the
- * API's security headers, `Cache-Control: no-store` (public reads replace it, http/caching.ts),
+ * API's security headers, `Cache-Control: no-store` (public reads replace it, core/http.ts),
  * and at close its log line and metric, labelled by the Express route that answered
  * (`req.route.path`, never the raw path). A path segment that cannot be URI-decoded becomes
  * `-`, so the route answers as it does for any invalid value (the resource's own 404, after
@@ -47,7 +47,7 @@ function stamp(o: { log: Logger; metrics: Metrics }, req: Request, res: Response
   res.locals.requestId = requestId;
   res.setHeader('x-request-id', requestId);
   for (let i = 0; i < API_HEADERS.length; i++) res.setHeader(API_HEADERS[i][0], API_HEADERS[i][1]);
-  // No cache may keep an answer unless it is a public read, which says so itself (http/caching.ts).
+  // No cache may keep an answer unless it is a public read, which says so itself (core/http.ts).
   res.setHeader('Cache-Control', 'no-store');
   // The path as it came: routing may rewrite req.url.
   const url = req.url;

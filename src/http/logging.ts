@@ -16,11 +16,6 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Fields a later layer adds to the request's log line (the GraphQL operation), on its context. */
-export function addLogFields(ctx: Pick<RequestContext, 'logFields'>, fields: Record<string, unknown>): void {
-  if (ctx.logFields) Object.assign(ctx.logFields, fields);
-}
-
 /** What the log line of one request is made of, gathered by requestStart (http/chain.ts). */
 export interface RequestRecord {
   requestId: string;

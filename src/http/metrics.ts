@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { RequestHandler } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CONNECTION_STATES, connectionsByState } from '../db/activity';
@@ -8,31 +7,12 @@ import { namedStatementsOf } from '../db/named-statements';
 import { readRoutingOf } from '../db/replicas';
 import { AppError } from '../core/errors';
 import { sendError } from './error-handler';
+import type { Metrics } from '../core/metrics';
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Operation names come from clients: only well-formed ones become labels, and only so many. */
 const MAX_OPERATION_NAMES = 200;
 const OPERATION_NAME = /^[_A-Za-z][_0-9A-Za-z]{0,63}$/;
-
-export interface Metrics {
-  /** This app's own registry (never prom-client's global one), so several apps can live in one process. */
-  registry: Registry;
-  /** One answered HTTP request: its route pattern (never the raw path), status and seconds taken. */
-  observeHttp(method: string, route: string | null, status: number, seconds: number): void;
-  graphqlPlugin: ApolloServerPlugin<object>;
-  handler(req: Request, res: Response): Promise<void>;
-  /** What /metrics answers: this registry's text; under a cluster, every worker's summed by the primary (src/cluster.ts). */
-  exposition: () => Promise<string>;
-  /** GraphQL over WebSocket (graphql/ws.ts). */
-  subscriptions: SubscriptionMetrics;
-}
-
-export interface SubscriptionMetrics {
-  socketOpened(delta: 1 | -1): void;
-  active(field: string, delta: 1 | -1): void;
-  /** One event sent to one subscriber, `lagMs` after it was emitted. */
-  delivered(field: string, lagMs: number): void;
-}
 
 export function createMetrics(orm: MikroORM): Metrics {
   const registry = new Registry();

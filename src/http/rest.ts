@@ -1,12 +1,11 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
-import { jsonBody, requestContext, type HttpSurfaceDeps } from './request-context';
+import { anonymous, jsonBody, REST_VARY, requestContext, sendNotModified, sendPublic, type HttpSurfaceDeps } from '../core/http';
 import { sendJsonText } from './error-handler';
 import { UnreadBody } from '../core/validation';
 import { allowOnly } from './chain';
-import { anonymous, REST_VARY, sendNotModified, sendPublic } from './caching';
 import type { Method, Reply, RestRequest, RouteDef } from './routes';
 
-/** What the REST adapter needs: the same as the GraphQL endpoint (http/request-context.ts). */
+/** What the REST adapter needs: the same as the GraphQL endpoint (core/http.ts). */
 export type RestDeps = HttpSurfaceDeps;
 
 
@@ -50,7 +49,7 @@ function restHandler(def: RouteDef, deps: RestDeps): RequestHandler {
       // an authenticated caller always reads from the primary, so it sees its own writes at once.
       if (def.staleReadsOk && !req.headers.authorization) ctx.readFrom = 'read';
       const publicRead = def.publicRead && anonymous(req) && ctx.tenantId === null;
-      // A revalidation of a page nothing has changed since: 304 without building it (http/revalidation.ts).
+      // A revalidation of a page nothing has changed since: 304 without building it (core/http.ts Revalidation).
       const ifNoneMatch = req.headers['if-none-match'];
       let version: string | undefined;
       if (publicRead && ifNoneMatch && deps.revalidation) {
@@ -111,7 +110,7 @@ function hasBody(req: Request): boolean {
 
 /**
  * Writes a route's Reply: a value as JSON, or JSON text as it is. Not cacheable: the chain's
- * `Cache-Control: no-store` stays (public reads go through http/caching.ts sendPublic instead).
+ * `Cache-Control: no-store` stays (public reads go through core/http.ts sendPublic instead).
  */
 function respond(res: Response, reply: Reply): void {
   if (reply.headers) for (const name in reply.headers) res.setHeader(name, reply.headers[name]);

@@ -19,7 +19,7 @@ export interface RestRequest {
 
 /**
  * What a REST route answers: a value that is serialised as JSON, or JSON text already built
- * (by PostgreSQL: post.queries.ts), written as it is. One function writes both (http/rest.ts).
+ * (by PostgreSQL: post.repository.ts), written as it is. One function writes both (http/rest.ts).
  */
 export type Reply = ({ status: number; body: unknown } | { status: number; json: string; etag?: string }) & { headers?: Record<string, string> };
 
@@ -52,7 +52,7 @@ export interface RouteDef {
   /**
    * Its 200 to an anonymous caller (no Authorization, no X-Tenant-Id) is the same for everyone:
    * a public read, with a strong ETag, `Cache-Control: public` and 304 on a matching
-   * If-None-Match (http/caching.ts). Every other answer of every route is `no-store`.
+   * If-None-Match (core/http.ts). Every other answer of every route is `no-store`.
    */
   publicRead?: true;
 }

@@ -68,7 +68,7 @@ export function corsPolicy(origins: readonly string[]): (req: IncomingMessage, r
   return cors({
     origin: [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    // If-None-Match and ETag: a script may revalidate public reads itself (http/caching.ts).
+    // If-None-Match and ETag: a script may revalidate public reads itself (core/http.ts).
     allowedHeaders: ['Authorization', 'Content-Type', 'X-Tenant-Id', 'X-Request-Id', 'If-None-Match', 'Idempotency-Key'],
     exposedHeaders: ['Retry-After', 'X-Request-Id', 'ETag', 'Idempotent-Replayed'],
     credentials: false,

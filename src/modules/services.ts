@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config/config';
 import type { Logger } from '../core/logger';
 import type { BackgroundJob } from '../core/jobs';
-import { RateLimiter } from '../core/rate-limit';
+import { RateLimiter } from '../db/rate-limit';
 import { AuthService } from './auth/auth.service';
 import { TokenService } from './auth/auth.tokens';
 import { CommentService } from './comment/comment.service';
@@ -55,7 +55,7 @@ export function createServices(deps: AppDeps): Services {
     tokens,
     limits,
     mail,
-    auth: new AuthService(deps, tokens, limits, mail),
+    auth: new AuthService(deps.config, tokens, limits, mail),
     users: new UserService(),
     posts: new PostService(),
     comments: new CommentService(),

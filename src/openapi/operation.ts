@@ -50,7 +50,7 @@ export interface OperationSpec {
    */
   invalid?: InvalidRequest | Invalid;
   /**
-   * A public read (http/caching.ts): its 200 carries ETag, Cache-Control and Vary, it takes
+   * A public read (core/http.ts): its 200 carries ETag, Cache-Control and Vary, it takes
    * If-None-Match, and answers 304 without a body when the tag matches.
    */
   cached?: boolean;

@@ -2,8 +2,9 @@ import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { RequestContext } from '../../core/context';
 import { MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
-import { presentUser, UserType, type UserView } from '../user/user.types';
-import { AuthPayloadType, presentAuth, type AuthPayloadView } from './auth.types';
+import { UserType } from '../user/user.graphql';
+import { presentUser, type UserView } from '../user/user.types';
+import { AuthPayloadType, presentAuth, type AuthPayloadView } from './auth.graphql';
 import { IF_MATCH } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
 

@@ -2,10 +2,10 @@ import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '..
 import { AppError } from '../../core/errors';
 import type { RequestContext } from '../../core/context';
 import type { Services } from '../services';
-import { userJson, writtenUserJson } from '../user/user.rest';
+import { userJson, writtenUserJson } from '../user/user.repository';
 import { MESSAGES, type AuthResult } from './auth.service';
 
-/** The auth payload: the user's REST answer (user.rest.ts, read back after the write) and the token. */
+/** The auth payload: the user's REST answer (user.repository.ts, read back after the write) and the token. */
 async function authJson(ctx: RequestContext, result: AuthResult): Promise<string> {
   return `{"user":${await writtenUserJson(ctx.em, result.user)},"token":${JSON.stringify(result.token)}}`;
 }

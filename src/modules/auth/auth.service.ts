@@ -3,19 +3,20 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { requireActor } from '../../core/context';
 import type { Actor } from '../user/user.types';
+import type { Config } from '../../config/config';
 import { AppError, isUniqueViolation } from '../../core/errors';
-import type { RateLimiter } from '../../core/rate-limit';
+import type { RateLimiter } from '../../db/rate-limit';
 import { parseInput } from '../../core/validation';
 import type { MailService } from '../mail/mail.service';
-import type { AppDeps } from '../services';
 import { dummyPasswordHash, verifyPassword } from '../user/password';
 import { User } from '../user/user.entity';
 import { changePasswordInput, forgotPasswordInput, loginInput, MAX_PASSWORD_BYTES, registerInput, resetPasswordInput, updateMeInput } from './auth.inputs';
 import { checkPrecondition, type Precondition } from '../../core/etag';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import { clearLoaders } from '../../core/loaders';
-import { currentUserTag } from '../user/user.rest';
+import { currentUserTag } from '../user/user.repository';
 import { resetPasswordMail, verifyEmailMail } from './auth.mails';
+import { claimResetToken, storeResetToken } from './auth.repository';
 import { PasswordResetToken } from './password-reset-token.entity';
 import type { TokenService } from './auth.tokens';
 
@@ -49,7 +50,7 @@ export interface AuthResult {
  */
 export class AuthService {
   constructor(
-    private readonly deps: AppDeps,
+    private readonly config: Readonly<Config>,
     private readonly tokens: TokenService,
     private readonly limits: RateLimiter,
     private readonly mail: MailService,
@@ -60,7 +61,7 @@ export class AuthService {
 
   /** The per-IP budget shared by every auth operation on both surfaces (0 = off). */
   private async spendBudget(ctx: RequestContext): Promise<void> {
-    const limit = this.deps.config.authRateLimitPerMinute;
+    const limit = this.config.authRateLimitPerMinute;
     if (limit <= 0) return;
     const { count, retryAfter } = await this.limits.hit(ctx.em, `auth-ip:${ctx.ip}`, MINUTE);
     if (count > limit) throw AppError.tooManyRequests(retryAfter);
@@ -183,13 +184,9 @@ export class AuthService {
 
     const secret = randomBytes(32).toString('hex');
     await inTransaction(em, async () => {
-      // One row per email (the primary key): the upsert replaces, i.e. deletes, any older secret.
-      await em.execute(
-        `insert into password_reset_tokens (email, token, created_at) values (?, ?, now())
-         on conflict (email) do update set token = excluded.token, created_at = excluded.created_at`,
-        [email, sha256(secret)],
-      );
-      this.mail.enqueue(em, resetPasswordMail(email, this.deps.config.appUrl, secret, this.deps.config.resetTokenTtlMinutes));
+      // One secret per email: a new one replaces any older one.
+      await storeResetToken(em, email, sha256(secret));
+      this.mail.enqueue(em, resetPasswordMail(email, this.config.appUrl, secret, this.config.resetTokenTtlMinutes));
       await em.flush();
     });
     this.mail.kick();
@@ -202,16 +199,14 @@ export class AuthService {
     const em = ctx.em;
     const hash = sha256(input.token);
     const record = await em.findOne(PasswordResetToken, { token: hash });
-    const ttlMs = this.deps.config.resetTokenTtlMinutes * MINUTE;
+    const ttlMs = this.config.resetTokenTtlMinutes * MINUTE;
     if (!record || record.createdAt.getTime() + ttlMs <= Date.now()) throw invalidToken();
     const user = await em.findOne(User, { email: record.email });
     if (!user) throw AppError.badRequest('User not found');
 
     await user.setPassword(input.password);
     await inTransaction(em, async () => {
-      // Claiming the row is what makes the secret single-use when two resets race.
-      const claimed = await em.execute('delete from password_reset_tokens where email = ? and token = ? returning email', [record.email, hash]);
-      if (!claimed.length) throw invalidToken();
+      if (!(await claimResetToken(em, record.email, hash))) throw invalidToken();
       await em.flush();
     });
     return MESSAGES.reset;
@@ -244,7 +239,7 @@ export class AuthService {
   }
 
   private enqueueVerification(em: EntityManager, user: Pick<User, 'id' | 'email'>): void {
-    this.mail.enqueue(em, verifyEmailMail(user.email, this.deps.config.appUrl, this.tokens.signVerifyEmail(user)));
+    this.mail.enqueue(em, verifyEmailMail(user.email, this.config.appUrl, this.tokens.signVerifyEmail(user)));
   }
 }
 

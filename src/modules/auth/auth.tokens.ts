@@ -3,7 +3,7 @@ import type { ReadContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { onFirstUse } from '../../core/lazy';
 import type { User } from '../user/user.entity';
-import { actorById } from '../user/user.queries';
+import { actorById } from '../user/user.repository';
 import type { Actor } from '../user/user.types';
 
 /**

@@ -1,5 +1,5 @@
 import { preconditionOf, reply, replyTagged, type RouteDef } from '../../http/routes';
-import { writtenCommentJson } from '../post/post.rest';
+import { writtenCommentJson } from './comment.repository';
 import type { Services } from '../services';
 
 export function commentRoutes({ comments, deps }: Services): RouteDef[] {

@@ -1,16 +1,16 @@
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
 import { checkPrecondition, type Precondition } from '../../core/etag';
-import { flushAndEmit } from '../../core/events';
+import { flushAndEmit } from '../../db/events';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import { parseId, parseInput } from '../../core/validation';
 import { Post } from '../post/post.entity';
-import { currentCommentTag } from '../post/post.rest';
 import { POST_NOT_FOUND } from '../post/post.service';
 import { User } from '../user/user.entity';
 import { canModerate, type Actor } from '../user/user.types';
 import { Comment } from './comment.entity';
+import { currentCommentTag } from './comment.repository';
 import { createCommentInput } from './comment.inputs';
 
 const COMMENT_NOT_FOUND = 'Comment not found';

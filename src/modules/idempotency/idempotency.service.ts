@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { requireActor, requireTenant, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
 import { transactionWithRetry } from '../../core/transaction';
 import { UnreadBody } from '../../core/validation';
-import { runStatement, type Statement } from '../../db/statements';
+import { sharedPeriod } from '../../db/jobs';
+import type { Statement } from '../../db/statements';
+import { lockAndLookUp, purgeExpiredKeys, readAnswer, storeAnswer, storeAnswerOf } from './idempotency.repository';
 
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
 export const KEY_REUSED = 'Idempotency-Key reused for a different request';
@@ -39,19 +41,6 @@ export interface Created<T> {
  * so a keyed create costs no extra round trip for it. Null when the statement found no row.
  */
 export type KeepAnswer = (tx: EntityManager, statement: Statement, created: { status: number; resourceId: number }) => Promise<string | null>;
-
-/** Without a key the answer is only read. */
-const readAnswer: KeepAnswer = async (tx, statement) => (await runStatement<{ json: string }>(tx, statement))[0]?.json ?? null;
-
-const STORE_KEY = `insert into idempotency_keys (scope, key, fingerprint, status, body, resource_id, created_at, expires_at)`;
-/**
- * A row still there is expired (the lookup ignores those): the key starts anew. A live one is
- * never overwritten; under the key's lock none can appear, and were one there nothing is stored
- * and the create is undone (409: the repeat then gets the stored answer).
- */
-const UNLESS_LIVE = `on conflict (scope, key) do update set fingerprint = excluded.fingerprint, status = excluded.status, body = excluded.body,
-    resource_id = excluded.resource_id, created_at = excluded.created_at, expires_at = excluded.expires_at
-    where idempotency_keys.expires_at <= now()`;
 
 export type Outcome<T> = ({ replayed: false } & Created<T>) | { replayed: true; status: number; body: string | null; resourceId: number };
 
@@ -100,61 +89,46 @@ export class IdempotencyService {
    * otherwise (an answer that is not JSON text read by one statement) it is stored after.
    */
   async run<T>(ctx: RequestContext, request: IdempotentRequest | undefined, create: (ctx: RequestContext, keep: KeepAnswer) => Promise<Created<T>>): Promise<Outcome<T>> {
+    // Without a key the answer is only read.
     if (!request) return { replayed: false, ...(await create(ctx, readAnswer)) };
     return transactionWithRetry(ctx.em, async (tx) => {
       // The lock and the lookup in one round trip. The lookup reads the statement's snapshot, taken
       // before the lock: a repeat whose first request committed in between finds no row, runs, and
       // meets that row where the answer is stored (409, its create undone), so it never writes a second.
-      const [found] = await tx.execute<{ locked: boolean; fingerprint: string | null; status: number | null; body: string | null; resource_id: number | null }[]>(
-        `select pg_try_advisory_xact_lock(?::bigint) as locked, k.fingerprint, k.status, k.body, k.resource_id
-         from (values (1)) one left join idempotency_keys k on k.scope = ? and k.key = ? and k.expires_at > now()`,
-        [keyLock(request.scope, request.key), request.scope, request.key],
-      );
+      const found = await lockAndLookUp(tx, keyLock(request.scope, request.key), request.scope, request.key);
       if (!found.locked) throw AppError.inConflict(KEY_IN_PROGRESS);
       if (found.fingerprint !== null) {
         if (found.fingerprint !== request.fingerprint) throw AppError.conflict(request.field, KEY_REUSED);
         return { replayed: true, status: found.status!, body: found.body, resourceId: found.resource_id! };
       }
       let kept: number | undefined;
+      const record = (status: number, resourceId: number) => ({ ...request, status, resourceId, hours: this.hours });
       const keep: KeepAnswer = async (tx, statement, { status, resourceId }) => {
-        const [row] = await runStatement<{ json: string }>(tx, {
-          sql: `${STORE_KEY} select ?, ?, ?, ?, answer.json, ?, now(), now() + make_interval(hours => ?) from (${statement.sql}) answer ${UNLESS_LIVE} returning body as json`,
-          params: [request.scope, request.key, request.fingerprint, status, resourceId, this.hours, ...statement.params],
-        });
-        if (!row) {
+        const json = await storeAnswerOf(tx, record(status, resourceId), statement);
+        if (json === null) {
           // Nothing stored: either the statement found no row, or a live answer is stored under
-          // the key already (a repeat that raced the first's commit). Only the second is a 409.
-          if ((await readAnswer(tx, statement, { status, resourceId })) === null) return null;
+          // the key already (a repeat that raced the first's commit). Only the second is a 409
+          // (the create is undone; the repeat then gets the stored answer).
+          if ((await readAnswer(tx, statement)) === null) return null;
           throw AppError.inConflict(KEY_IN_PROGRESS);
         }
         kept = resourceId;
-        return row.json;
+        return json;
       };
       const created = await create(withinTransaction(ctx, tx), keep);
       if (kept === created.resourceId) return { replayed: false, ...created };
-      const inserted = await tx.execute<unknown[]>(
-        `${STORE_KEY} values (?, ?, ?, ?, ?, ?, now(), now() + make_interval(hours => ?)) ${UNLESS_LIVE} returning 1`,
-        [request.scope, request.key, request.fingerprint, created.status, created.body, created.resourceId, this.hours],
-      );
-      if (inserted.length !== 1) throw AppError.inConflict(KEY_IN_PROGRESS);
+      if (!(await storeAnswer(tx, record(created.status, created.resourceId), created.body))) throw AppError.inConflict(KEY_IN_PROGRESS);
       return { replayed: false, ...created };
     });
   }
 }
 
 /** Deletes the keys past their hours (lookups already ignore them), every 10 minutes, once between all instances. */
-async function purgeExpiredKeys(em: EntityManager): Promise<number> {
-  const rows = await em.execute<{ n: string }[]>('with gone as (delete from idempotency_keys where expires_at <= now() returning 1) select count(*) as n from gone');
-  return Number(rows[0].n);
-}
-
 export function idempotencyExpiryJob(orm: MikroORM, log: Logger): BackgroundJob & { runNow(): Promise<void> } {
   return intervalJob(
     'idempotency-key-expiry',
     EXPIRY_EVERY_MS,
-    async () => {
-      await purgeExpiredKeys(orm.em.fork());
-    },
+    () => purgeExpiredKeys(orm.em.fork()),
     (err) => log.warn({ err }, 'idempotency key expiry failed'),
     { shared: sharedPeriod(orm) },
   );

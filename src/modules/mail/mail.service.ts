@@ -1,14 +1,16 @@
-import { transactionWithRetry } from '../../core/transaction';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Transporter } from 'nodemailer';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config/config';
-import { EventListener } from '../../core/events';
-import { directUrlOf } from '../../db/orm';
-import { intervalJob, sharedPeriod, type BackgroundJob } from '../../core/jobs';
+import { intervalJob, type BackgroundJob } from '../../core/jobs';
 import type { Logger } from '../../core/logger';
+import { transactionWithRetry } from '../../core/transaction';
+import { EventListener } from '../../db/events';
+import { sharedPeriod } from '../../db/jobs';
+import { directUrlOf } from '../../db/orm';
 import { OutboxMail } from './mail.entity';
+import { claimNextMail, deleteSentMails, markMailFailed, markMailSent, type OutboxRow } from './mail.repository';
 import type { CapturedMails } from './mail.capture';
 import { plainTextMessage } from './plain-text';
 
@@ -36,7 +38,7 @@ const CLEANUP_EVERY_MS = 10 * 60_000;
  *
  * What wakes the worker, so that an idle outbox costs the primary almost nothing:
  * the `mailQueued` NOTIFY that the insert's own transaction sends (a trigger on mail_outbox),
- * heard on the process's LISTEN connection (core/events.ts) by every instance's worker; `kick()`
+ * heard on the process's LISTEN connection (db/events.ts) by every instance's worker; `kick()`
  * in the enqueuing process; a timer for the next retry of a send that failed here; a drain when
  * the LISTEN connection comes back after a loss; and a slow safety poll (`mailPollMs`, 10 s) for
  * anything else (a retry whose sender died, a NOTIFY lost with the connection).
@@ -69,9 +71,7 @@ export class MailService {
     this.cleanup = intervalJob(
       'mail-outbox-cleanup',
       CLEANUP_EVERY_MS,
-      async () => {
-        await this.orm.em.fork().execute(`delete from mail_outbox where sent_at < now() - interval '${KEEP_SENT_MS} milliseconds'`);
-      },
+      () => deleteSentMails(this.orm.em.fork(), KEEP_SENT_MS),
       (err) => log.warn({ err }, 'mail outbox cleanup failed'),
       { shared: sharedPeriod(orm) },
     );
@@ -187,29 +187,22 @@ export class MailService {
    */
   private async sendNext(): Promise<boolean> {
     return transactionWithRetry(this.orm.em, async (tx) => {
-      await tx.execute(`set local idle_in_transaction_session_timeout = ${CLAIM_TIMEOUT_MS}`);
-      const rows = await tx.execute<{ id: number; to_address: string; subject: string; text: string; attempts: number }[]>(
-        `select id, to_address, subject, text, attempts from mail_outbox
-          where sent_at is null and next_attempt_at <= now()
-          order by next_attempt_at, id limit 1 for update skip locked`,
-      );
-      if (!rows.length) return false;
-      const r = rows[0];
-      await this.deliver(tx, { id: r.id, to: r.to_address, subject: r.subject, text: r.text, attempts: r.attempts });
-      return true;
+      const row = await claimNextMail(tx, CLAIM_TIMEOUT_MS);
+      if (row) await this.deliver(tx, row);
+      return row !== undefined;
     });
   }
 
-  private async deliver(tx: EntityManager, row: { id: number; to: string; subject: string; text: string; attempts: number }): Promise<void> {
+  private async deliver(tx: EntityManager, row: OutboxRow): Promise<void> {
     try {
       if (this.capture) {
-        this.capture.add({ to: row.to, subject: row.subject, text: row.text, sentAt: new Date().toISOString() });
+        this.capture.add({ to: row.to_address, subject: row.subject, text: row.text, sentAt: new Date().toISOString() });
         this.log.info({ mailId: row.id, subject: row.subject }, 'mail captured (test server)');
-        await tx.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
+        await markMailSent(tx, row.id);
         return;
       }
       // The body as written (plain-text.ts): a token or a link is never cut by a transfer encoding.
-      const info = await this.transport.sendMail(plainTextMessage({ from: this.config.mailFrom, to: row.to, subject: row.subject, text: row.text }, this.toFiles ? '\n' : '\r\n'));
+      const info = await this.transport.sendMail(plainTextMessage({ from: this.config.mailFrom, to: row.to_address, subject: row.subject, text: row.text }, this.toFiles ? '\n' : '\r\n'));
       if (this.toFiles) {
         const dir = join(this.config.dataDir, 'mail');
         mkdirSync(dir, { recursive: true });
@@ -221,16 +214,13 @@ export class MailService {
       }
       // The text carries reset secrets and verification tokens: once delivered, the database
       // keeps no copy. Same statement as the mark, so no sent row ever holds it.
-      await tx.execute(`update mail_outbox set sent_at = now(), attempts = attempts + 1, last_error = null, text = '' where id = ?`, [row.id]);
+      await markMailSent(tx, row.id);
     } catch (err) {
       const attempts = row.attempts + 1;
       const delay = Math.min(MAX_BACKOFF_MS, this.config.mailRetryBaseMs * 2 ** Math.min(attempts - 1, 20));
       this.log.warn({ mailId: row.id, attempts, retryInMs: delay, err: (err as Error).message }, 'mail send failed; will retry');
       this.wakeIn(delay);
-      await tx.execute(
-        `update mail_outbox set attempts = ?, last_error = ?, next_attempt_at = now() + interval '${Math.round(delay)} milliseconds' where id = ?`,
-        [attempts, String((err as Error).message ?? err).slice(0, 1000), row.id],
-      );
+      await markMailFailed(tx, row.id, attempts, String((err as Error).message ?? err).slice(0, 1000), Math.round(delay));
     }
   }
 }

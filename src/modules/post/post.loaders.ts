@@ -1,18 +1,42 @@
-import { raw, type EntityManager, type QueryBuilder } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../core/context';
 import { groupBy, loader } from '../../core/loaders';
-import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
-import { Comment } from '../comment/comment.entity';
-import { commentShape, type CommentColumns, type CommentView } from '../comment/comment.types';
-import { User } from '../user/user.entity';
-import { authorShape, type AuthorView } from './author.types';
+import { commentsOfPosts } from '../comment/comment.repository';
+import { commentShape, type CommentView } from '../comment/comment.types';
+import { authorsById } from '../user/user.repository';
+import type { AuthorView } from '../user/user.types';
 import { Post } from './post.entity';
-import { presentPost, type PostView } from './post.types';
+import { postById, postSource, type PostProjection } from './post.repository';
+import { presentPost, postShape, type PostView } from './post.types';
 
 /**
- * The per-request batches behind every GraphQL embed: one for the authors of a page of
- * posts, one for all their comments with the comments' authors (joined).
+ * GraphQL's reads of posts as views, and the per-request batches behind every embed: one for the
+ * authors of a page of posts, one for all their comments with the comments' authors (joined). The
+ * statements are the repositories'; here is what a request keeps of their rows.
  */
+
+/**
+ * Posts as plain views, not entities: the rows of the post statement, their authors primed into
+ * authorLoader (so `user` costs nothing more). Hydrating entities and a statement per embed were
+ * most of the service's CPU on GET /posts (npm run bench).
+ */
+const postViews: PostProjection<PostView, RequestContext> = {
+  name: 'view',
+  map(ctx, rows) {
+    const authors = authorLoader(ctx);
+    const platform = ctx.reader().getPlatform();
+    return rows.map((r) => {
+      const author = r.author_name === null ? null : { id: r.user_id, name: r.author_name };
+      authors.prime(r.user_id, author);
+      return withAuthor(postShape.view(r, platform), author);
+    });
+  },
+};
+
+/** Posts as plain views under the ORM's filters (post.repository.ts postSource). */
+export const postViewSource = (ctx: RequestContext, filters: Record<string, boolean> = {}) => postSource(ctx, postViews, filters);
+
+/** One post as `post(id)` answers it (the filters of postViewSource), or null when hidden or gone. */
+export const findPostView = (ctx: RequestContext, id: number): Promise<PostView | null> => postById(ctx, postViews, id);
 
 /**
  * Embeds already read with their row: a post's or comment's author comes from the row's own
@@ -24,7 +48,7 @@ const AUTHOR = Symbol('author');
 const COMMENTS = Symbol('comments');
 type WithEmbeds = { [AUTHOR]?: AuthorView | null; [COMMENTS]?: CommentView[] };
 
-export function withAuthor<T extends object>(row: T, author: AuthorView | null): T {
+function withAuthor<T extends object>(row: T, author: AuthorView | null): T {
   (row as WithEmbeds)[AUTHOR] = author;
   return row;
 }
@@ -49,61 +73,22 @@ export async function preloadComments(ctx: RequestContext, posts: readonly PostV
   });
 }
 
-/**
- * LEFT JOINs the author of `owner`'s row (its user_id) to `qb` as `alias`, from the users the
- * ORM's filters show `em` (softDelete: the active ones): a hidden author joins as nulls instead of
- * hiding the post or comment. The users are a User QueryBuilder with its filters applied by the
- * ORM (public `applyFilters`), joined as a sub-query, so the filters decide here as everywhere;
- * PostgreSQL flattens it into a plain join (the plan of a condition in the ON clause).
- */
-export async function leftJoinAuthor(em: EntityManager, qb: { leftJoin(users: QueryBuilder<User, "vu", never, never, never, "id" | "name">, alias: string, cond: object): unknown }, alias: string, owner: string): Promise<void> {
-  const users = em.createQueryBuilder(User, 'vu').select(authorShape.select('vu'));
-  await users.applyFilters();
-  qb.leftJoin(users, alias, { [raw(`${alias}.id = ${owner}.user_id`)]: [] });
-}
-
 /** Authors by user id; null for a soft-deleted user (the softDelete filter applies). */
 export function authorLoader(ctx: RequestContext) {
   return loader<number, AuthorView | null>(ctx, 'post.author', async (ids) => {
-    const qb = ctx.em.createQueryBuilder(User, 'u').select(authorShape.select('u')).where({ id: { $in: [...ids] } });
-    await qb.applyFilters();
-    const users: AuthorView[] = await qb.execute('all', false);
-    const byId = new Map(users.map((u) => [u.id, { id: u.id, name: u.name }]));
+    const byId = new Map((await authorsById(ctx.em, ids)).map((u) => [u.id, { id: u.id, name: u.name }]));
     return ids.map((id) => byId.get(id) ?? null);
   });
 }
 
-/** A comment row: commentShape's columns and its author's name (null when the author was filtered out). */
-type CommentRow = CommentColumns & { author_name: string | null };
-
-/** The statement of the comments of `postIds` (commentsLoader), built on `em` and not run. */
-function commentsStatement(em: EntityManager, postIds: readonly number[]): Promise<Statement> {
-  // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
-  return cachedStatement(em, `comments ${postIds.length}`, postIds, async (em) => {
-    const qb = em
-      .createQueryBuilder(Comment, 'c')
-      .select(commentShape.select('c'))
-      .where({ post: { $in: postIds.map((_, i) => param(i)) } } as never)
-      .orderBy([{ createdAt: 'asc' }, { id: 'asc' }]);
-    await leftJoinAuthor(em, qb, 'u', 'c');
-    qb.addSelect(raw('u.name as author_name'));
-    return statementOf(qb);
-  });
-}
-
 /**
- * Comments by post id, oldest first, with their authors in the same statement. Read as plain
- * rows, not entities: building ~100 entities per page was most of the CPU of GET /posts
- * (npm run bench). The author is joined from the users the ORM's filters show this
- * EntityManager (leftJoinAuthor), so a soft-deleted author comes back as null. The authors
+ * Comments by post id, oldest first, with their authors in the same statement
+ * (comment.repository.ts commentsOfPosts: a soft-deleted author comes back as null). The authors
  * are primed into authorLoader, so Comment.user costs no statement of its own.
  */
 export function commentsLoader(ctx: RequestContext) {
   return loader<number, CommentView[]>(ctx, 'post.comments', async (postIds) => {
-    // One shape per batch size (db/statements.ts): the post ids are the declared parameters.
-    const em = ctx.reader();
-    const statement = await commentsStatement(em, postIds);
-    const rows = await runStatement<CommentRow>(em, statement, { stale: ctx.readFrom === 'read' });
+    const rows = await commentsOfPosts(ctx.reader(), postIds, ctx.readFrom === 'read');
     const authors = authorLoader(ctx);
     const platform = ctx.reader().getPlatform();
     const views = rows.map((r) => {

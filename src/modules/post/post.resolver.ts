@@ -6,17 +6,18 @@ import { liveHub, topics } from '../../graphql/live';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
 import { IDEMPOTENCY_KEY_ARG } from '../idempotency/idempotency.types';
-import { CommentType, type CommentView } from '../comment/comment.types';
-import { UserType, type UserView } from '../user/user.types';
-import { AuthorType, type AuthorView } from './author.types';
+import { CommentType } from '../comment/comment.graphql';
+import type { CommentView } from '../comment/comment.types';
+import { AuthorType, UserType } from '../user/user.graphql';
+import type { AuthorView, UserView } from '../user/user.types';
 import { selects } from '../../graphql/selection';
 import type { DirectResolvers } from '../../graphql/direct-resolvers';
 import { ETAG, IF_MATCH, postEtag } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
-import { authorLoader, commentsLoader, knownAuthor, knownComments, postsByUserLoader, preloadComments } from './post.loaders';
-import { findPostView, postViewSource } from './post.queries';
+import { authorLoader, commentsLoader, findPostView, knownAuthor, knownComments, postsByUserLoader, postViewSource, preloadComments } from './post.loaders';
 import type { Post } from './post.entity';
-import { PostCursorPage, PostPage, PostSimplePage, PostType, presentPost, type PostView } from './post.types';
+import { PostCursorPage, PostPage, PostSimplePage, PostType } from './post.graphql';
+import { presentPost, type PostView } from './post.types';
 
 const GRAPHQL_PATH = '/graphql';
 

@@ -3,7 +3,8 @@ import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '..
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
 import { keyedCreate } from '../idempotency/idempotency.rest';
-import { commentJsonStatement, postJson, postJsonSource, postJsonStatement, writtenPostJson } from './post.rest';
+import { commentJsonStatement } from '../comment/comment.repository';
+import { postJson, postJsonSource, postJsonStatement, writtenPostJson } from './post.repository';
 
 export function postRoutes({ posts, comments, idempotency, deps }: Services): RouteDef[] {
   const required = deps.config.requireIfMatch;
@@ -51,7 +52,7 @@ export function postRoutes({ posts, comments, idempotency, deps }: Services): Ro
       method: 'post',
       path: '/posts/:id/comments',
       handler: (req, ctx) =>
-        keyedCreate(idempotency, ctx, req, (c, read) => comments.add(c, req.params.id, req.body, async (tx, comment) => read(tx, await commentJsonStatement(tx, comment.id), comment.id)), { tagged: true }),
+        keyedCreate(idempotency, ctx, req, (c, read) => comments.add(c, req.params.id, req.body, async (tx, comment) => read(tx, await commentJsonStatement(tx, [comment.id]), comment.id)), { tagged: true }),
     },
   ];
 }

@@ -1,7 +1,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { requireActor, type RequestContext } from '../../core/context';
 import { AppError, isUniqueViolation } from '../../core/errors';
-import { emit, type LiveEvent } from '../../core/events';
+import { emit, type LiveEvent } from '../../db/events';
 import { clearLoaders } from '../../core/loaders';
 import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import { checkPrecondition, type Precondition } from '../../core/etag';
@@ -12,13 +12,10 @@ import { User } from '../user/user.entity';
 import { canModerate } from '../user/user.types';
 import { Post } from './post.entity';
 import { createPostInput, postFiltersInput, updatePostInput } from './post.inputs';
-import { currentPostTag } from './post.rest';
-import { POST_LIST_ORDER, POSTS_PER_PAGE, type PostListReader } from './post.queries';
-import { nextFreeSlug, slugify, suffixedSlugPrefix } from './post.slug';
+import { currentPostTag, lockSlug, POST_LIST_ORDER, POSTS_PER_PAGE, takenSlugs, type PostListReader } from './post.repository';
+import { nextFreeSlug, slugify } from './post.slug';
 
 export const POST_NOT_FOUND = 'Post not found';
-/** First key of the two-key advisory locks on slugs; that key space is apart from the one-key locks (migrations, retention). */
-const SLUG_LOCK_SPACE = 4711;
 
 /**
  * The blog's rules (who may do what, slugs, trash). Ids and bodies arrive raw and are checked here
@@ -27,7 +24,7 @@ const SLUG_LOCK_SPACE = 4711;
 export class PostService {
   /**
    * `request` parses the paging arguments, so its problems and the filters' are reported together.
-   * `read` says what each post is read as (post.queries.ts): the rules and filters are the same.
+   * `read` says what each post is read as (post.repository.ts): the rules and filters are the same.
    */
   async list<T extends { id: number }>(ctx: RequestContext, filters: unknown, request: () => ListRequest, path: string, read: PostListReader<T>): Promise<ListResult<T>> {
     const [f, req] = parseAll(() => parseInput(postFiltersInput, filters ?? {}), request);
@@ -62,8 +59,10 @@ export class PostService {
     const base = slugify(input.title);
     let slug = '';
     const attempt = async (em: EntityManager): Promise<T> => {
-      await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [SLUG_LOCK_SPACE, base]);
-      slug = await freeSlug(em, base);
+      await lockSlug(em, base);
+      // Trashed posts' slugs count too: nextFreeSlug keeps the true siblings (a long base is cut
+      // shorter as its suffix grows, so no pattern on the full base fits).
+      slug = nextFreeSlug(base, await takenSlugs(em, base));
       const created = em.create(Post, { user: em.getReference(User, actor.id), title: input.title, slug, body: input.body } as Post);
       await em.flush();
       return readBack(em, created);
@@ -172,16 +171,4 @@ export class PostService {
     if (changed) clearLoaders(ctx);
     return { answer, changed };
   }
-}
-
-/**
- * Raw SQL, so trashed posts count too. One statement: with C collation (the embedded cluster's)
- * PostgreSQL answers both conditions from the unique slug index (the `like` as a range scan);
- * under another collation the `like` is a filter, still correct. nextFreeSlug keeps the true
- * siblings: a long base is cut shorter as its suffix grows, so no regex on the full base fits.
- */
-async function freeSlug(em: EntityManager, base: string): Promise<string> {
-  // Slugs hold only [a-z0-9-], so the prefix carries no LIKE wildcard to escape.
-  const rows = await em.execute<{ slug: string }[]>('select slug from posts where slug = ? or slug like ?', [base, `${suffixedSlugPrefix(base)}%`]);
-  return nextFreeSlug(base, rows.map((r) => r.slug));
 }

@@ -1,10 +1,12 @@
 import { Arg, Ctx, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { requireTenant, type RequestContext } from '../../core/context';
 import { liveHub, topics } from '../../graphql/live';
-import { TenantPostService, tenantPostViews } from './tenant-post.service';
+import { TenantPostService } from './tenant-post.service';
+import { tenantPostViews } from './tenant-post.repository';
 import type { Services } from '../services';
 import { IDEMPOTENCY_KEY_ARG } from '../idempotency/idempotency.types';
-import { presentTenantPost, TenantPostType, type TenantPostView } from './tenant-post.types';
+import { TenantPostType } from './tenant-post.graphql';
+import { presentTenantPost, type TenantPostView } from './tenant-post.types';
 
 /** GraphQL side of tenant posts; the tenant comes from the same resolver as REST (x-tenant-id). */
 @Resolver()

@@ -1,7 +1,8 @@
 import { replyJson, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
 import { keyedCreate } from '../idempotency/idempotency.rest';
-import { jsonArrayText, tenantPostJsons, writtenTenantPostJson } from './tenant-post.rest';
+import { jsonArrayText } from '../../http/present';
+import { tenantPostJsons, writtenTenantPostJson } from './tenant-post.repository';
 
 /** REST side of tenant posts, under /tenant (the blog owns /posts); plain arrays, no pagination. */
 export function tenantPostRoutes(services: Services): RouteDef[] {

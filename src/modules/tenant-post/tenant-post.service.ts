@@ -1,13 +1,11 @@
 import { filterTenantOf, requireRole, requireTenant, type RequestContext } from '../../core/context';
-import { flushAndEmit } from '../../core/events';
-import { cachedStatement, param, runStatement, statementOf, type Statement } from '../../db/statements';
 import type { ReadBack } from '../../core/row-lock';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { parseInput } from '../../core/validation';
+import { flushAndEmit } from '../../db/events';
 import { createTenantPostInput } from './tenant-post.inputs';
 import { TenantPost } from './tenant-post.entity';
-import { presentTenantPost, tenantPostShape, type TenantPostView } from './tenant-post.types';
-import type { RowOf } from '../../core/shape';
+import { tenantPostViews, type TenantPostReader } from './tenant-post.repository';
+import { presentTenantPost, type TenantPostView } from './tenant-post.types';
 
 /**
  * Tenant-scoped posts. Reads are limited by the entity's `tenant`
@@ -59,55 +57,6 @@ function tenantScope(ctx: RequestContext): number {
   const tenantId = requireTenant(ctx);
   if (filterTenantOf(ctx.em) !== tenantId) throw new Error('Tenant filter parameters do not match the request');
   return tenantId;
-}
-
-/** A row of the tenant posts statement: tenantPostShape's columns (tenant-post.types.ts). */
-type TenantPostRow = RowOf<typeof tenantPostShape>;
-
-/** What a read of tenant posts is read as: the same rows under the same filters, another select. */
-export interface TenantPostProjection<T> {
-  /** Names the projection in the statement's cache key. */
-  readonly name: string;
-  /** The statement around the tenant posts statement (alias `t`, columns of TenantPostRow), id ascending. */
-  statement(inner: Statement): Statement;
-  map(em: EntityManager, rows: TenantPostRow[]): T[];
-}
-
-/** How a caller reads tenant posts: tenantPostViews, or another projection of readTenantPosts (REST's JSON). */
-export type TenantPostReader<T> = (em: EntityManager, lift?: Record<string, boolean>) => Promise<T[]>;
-
-const viewProjection: TenantPostProjection<TenantPostView> = {
-  name: 'view',
-  statement: (inner) => inner,
-  map(em, rows) {
-    const platform = em.getPlatform();
-    return rows.map((r) => tenantPostShape.view(r, platform));
-  },
-};
-
-/** Tenant posts as plain views. */
-export const tenantPostViews: TenantPostReader<TenantPostView> = (em, lift) => readTenantPosts(em, viewProjection, lift);
-
-/**
- * Tenant posts, id ascending (no entity hydration, no identity map), under the ORM's filters as
- * the request's fork sets them (`tenant`, with its parameters), minus `lift`; with `id`, that one
- * post only. Cached by the one key rule (db/statements.ts): the `tenant` filter's parameters of
- * the fork are part of the key, so each tenant's statement is the filter's own output for that
- * tenant, and a request whose tenant is new builds its own. Building per request was most of
- * GET /tenant/posts's Node CPU (npm run bench).
- */
-export async function readTenantPosts<T>(em: EntityManager, projection: TenantPostProjection<T>, lift: Record<string, boolean> = {}, id?: number): Promise<T[]> {
-  const shape = `tenant posts ${projection.name} ${JSON.stringify(lift)} ${id === undefined ? 'all' : 'by id'}`;
-  const statement = await cachedStatement(em, shape, id === undefined ? [] : [id], async (em) => {
-    const qb = em
-      .createQueryBuilder(TenantPost, 't')
-      .select(tenantPostShape.select('t'))
-      .orderBy({ id: 'asc' });
-    if (id !== undefined) qb.where({ id: param(0) } as never);
-    await qb.applyFilters(lift);
-    return projection.statement(statementOf(qb));
-  });
-  return projection.map(em, await runStatement<TenantPostRow>(em, statement));
 }
 
 /** Last line of defence: a row of another tenant is a bug, answered with a 500, never shown. */

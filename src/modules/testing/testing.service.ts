@@ -4,13 +4,14 @@ import type { TokenService } from '../auth/auth.tokens';
 import type { CapturedMail, CapturedMails } from '../mail/mail.capture';
 import type { MailService } from '../mail/mail.service';
 import { seedDemo } from './testing.demo';
+import { truncateTables } from './testing.repository';
 
 export const FIXTURES = ['demo'] as const;
 export type Fixture = (typeof FIXTURES)[number];
 
 /**
  * Tables a reset keeps: the migrations' own bookkeeping, and the counters whose sum is the
- * version of the public pages (http/revalidation.ts). Those only ever grow: emptied, the version
+ * version of the public pages (core/http.ts Revalidation). Those only ever grow: emptied, the version
  * would start again from 0 and could meet a version remembered before the reset, and an old page
  * would be taken for current. The reset bumps them instead.
  */
@@ -38,15 +39,7 @@ export class TestingService {
    * Open subscriptions stay open: they belong to their clients, which close them.
    */
   async reset(fixture?: Fixture): Promise<void> {
-    const em = this.orm.em.fork();
-    await em.transactional(async (tx) => {
-      const rows = await tx.execute<{ name: string }[]>(
-        `select quote_ident(tablename) as name from pg_tables where schemaname = current_schema() and tablename not in (${KEPT.map(() => '?').join(', ')})`,
-        KEPT,
-      );
-      if (rows.length) await tx.execute(`truncate table ${rows.map((r) => r.name).join(', ')} restart identity cascade`);
-      await tx.execute('update page_versions set v = v + 1');
-    });
+    await this.orm.em.fork().transactional((tx) => truncateTables(tx, KEPT));
     this.tokens.replaceSecret(randomBytes(48).toString('hex'));
     this.captured.clear();
     if (fixture === 'demo') await this.orm.em.fork().transactional((tx) => seedDemo(tx));

@@ -1,12 +1,13 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, Info, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { asView, withComments } from '../post/post.resolver';
-import { postViewSource } from '../post/post.queries';
+import { postViewSource } from '../post/post.loaders';
 import type { RequestContext } from '../../core/context';
 import { buildListRequest } from '../../core/pagination';
 import { DirectionEnum, MessageType } from '../../graphql/pagination.types';
 import type { Services } from '../services';
-import { PostCursorPage, PostPage, PostSimplePage, PostType, PurgeResultType, type PostView } from '../post/post.types';
+import { PostCursorPage, PostPage, PostSimplePage, PostType, PurgeResultType } from '../post/post.graphql';
+import type { PostView } from '../post/post.types';
 
 @Resolver()
 export class TrashResolver {

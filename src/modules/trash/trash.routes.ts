@@ -2,7 +2,7 @@ import { listRequestFromQuery } from '../../core/pagination';
 import { reply, replyJson, type RouteDef } from '../../http/routes';
 import { jsonListText } from '../../http/present';
 import type { Services } from '../services';
-import { postJsonSource, writtenPostJson } from '../post/post.rest';
+import { postJsonSource, writtenPostJson } from '../post/post.repository';
 
 export function trashRoutes({ trash }: Services): RouteDef[] {
   return [

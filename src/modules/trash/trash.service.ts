@@ -1,16 +1,18 @@
-import { transactionWithRetry } from '../../core/transaction';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { requireRole, type RequestContext } from '../../core/context';
 import { AppError } from '../../core/errors';
-import { emit } from '../../core/events';
-import { intervalJob, sharedPeriod, type BackgroundJob, type SharedPeriod } from '../../core/jobs';
+import { intervalJob, type BackgroundJob, type SharedPeriod } from '../../core/jobs';
 import { clearLoaders } from '../../core/loaders';
-import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
 import type { Logger } from '../../core/logger';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
-import type { PostListReader } from '../post/post.queries';
+import { changeUnderRowLock, type ReadBack } from '../../core/row-lock';
+import { transactionWithRetry } from '../../core/transaction';
 import { parseId } from '../../core/validation';
+import { emit } from '../../db/events';
+import { sharedPeriod } from '../../db/jobs';
 import { Post } from '../post/post.entity';
+import type { PostListReader } from '../post/post.repository';
+import { deleteTrashedBefore, tryRetentionLock } from './trash.repository';
 
 const TRASH_PER_PAGE = 20;
 const NOT_IN_TRASH = 'Not in trash';
@@ -22,7 +24,7 @@ const WITH_TRASHED = { softDelete: false } as const;
 export class TrashService {
   /**
    * `request` is parsed after the role check, so a caller without the role never learns about bad
-   * input. `read` says what each post is read as (post.queries.ts).
+   * input. `read` says what each post is read as (post.repository.ts).
    */
   async list<T extends { id: number }>(ctx: RequestContext, request: () => ListRequest, path: string, read: PostListReader<T>): Promise<ListResult<T>> {
     await this.guard(ctx);
@@ -105,15 +107,13 @@ const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
  * Purges posts trashed more than `days` ago (0 = off). Several instances may run it: each run
  * takes a transaction-scoped advisory lock without waiting, and an instance that does not get
  * it skips the run, so one instance at a time does the work. The scheduled runs are also
- * shared per period (core/jobs.ts sharedPeriod): one run per hour between all instances.
+ * shared per period (db/jobs.ts sharedPeriod): one run per hour between all instances.
  */
 export async function purgeExpiredTrash(orm: MikroORM, days: number): Promise<number | null> {
   if (days <= 0) return 0;
   return transactionWithRetry(orm.em, async (em) => {
-    const [{ locked }] = await em.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?) as locked', [RETENTION_LOCK_KEY]);
-    if (!locked) return null;
-    const deleted = await em.execute<{ id: number }[]>(`delete from posts where deleted_at is not null and deleted_at < now() - make_interval(days => ?) returning id`, [days]);
-    const ids = deleted.map((r) => r.id);
+    if (!(await tryRetentionLock(em, RETENTION_LOCK_KEY))) return null;
+    const ids = await deleteTrashedBefore(em, days);
     await emit(em, [{ type: 'postsGone', postIds: ids }]);
     return ids.length;
   });

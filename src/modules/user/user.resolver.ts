@@ -3,8 +3,9 @@ import type { RequestContext } from '../../core/context';
 import { buildListRequest, type ListResult } from '../../core/pagination';
 import { CursorPageOf, DirectionEnum, MessageType, PageOf, SimplePageOf } from '../../graphql/pagination.types';
 import type { Services } from '../services';
-import { presentUser, UserType, type UserView } from './user.types';
-import { userViewSource } from './user.queries';
+import { UserType } from './user.graphql';
+import { presentUser, type UserView } from './user.types';
+import { userViewSource } from './user.repository';
 import { ETAG, IF_MATCH, userEtag } from '../../graphql/etags';
 import { precondition } from '../../core/etag';
 

@@ -2,7 +2,7 @@ import { listRequestFromQuery } from '../../core/pagination';
 import { jsonListText } from '../../http/present';
 import { preconditionOf, reply, replyJson, replyTagged, type RouteDef } from '../../http/routes';
 import type { Services } from '../services';
-import { userJsonSource, writtenUserJson } from './user.rest';
+import { userJsonSource, writtenUserJson } from './user.repository';
 
 export function userRoutes(services: Services): RouteDef[] {
   const users = services.users;

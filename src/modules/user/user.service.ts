@@ -6,8 +6,7 @@ import { checkPrecondition, type Precondition } from '../../core/etag';
 import { paginate, type ListRequest, type ListResult } from '../../core/pagination';
 import { parseId } from '../../core/validation';
 import { User } from './user.entity';
-import type { UserListReader } from './user.queries';
-import { currentUserTag } from './user.rest';
+import { currentUserTag, type UserListReader } from './user.repository';
 
 const ADMIN_USERS_PER_PAGE = 20;
 const USER_NOT_FOUND = 'User not found';
@@ -22,7 +21,7 @@ export class UserService {
     await requireRole(ctx, 'admin');
   }
 
-  /** Users as `read` reads them (user.queries.ts): views (GraphQL) or their REST answers. */
+  /** Users as `read` reads them (user.repository.ts): views (GraphQL) or their REST answers. */
   async list<T extends { id: number }>(ctx: RequestContext, request: ListRequest, path: string, read: UserListReader<T>): Promise<ListResult<T>> {
     await requireRole(ctx, 'admin');
     return paginate(read(ctx), {}, request, { perPage: ADMIN_USERS_PER_PAGE, orderBy: [{ id: 'asc' }], path });

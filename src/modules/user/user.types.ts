@@ -1,6 +1,5 @@
-import { Field, Int, ObjectType } from 'type-graphql';
-import type { Actor, Role, UserView } from '../../core/actor';
-import { shapeOf } from '../../core/shape';
+import type { Actor, UserView } from '../../core/actor';
+import { shapeOf, type ViewOf } from '../../core/shape';
 import { UserSchema } from './user.entity';
 
 export type { Actor, UserView } from '../../core/actor';
@@ -12,12 +11,12 @@ const USER_FIELDS = ['id', 'name', 'email', 'role', 'emailVerifiedAt', 'createdA
 
 /**
  * A user as it leaves the service (the password is hidden: no shape can carry it): the reads'
- * select list, row and view (user.queries.ts) and the REST JSON's keys (user.rest.ts) follow from
- * this list and the entity (core/shape.ts).
+ * select list, row and view and the REST JSON's keys (user.repository.ts) follow from this list
+ * and the entity (core/shape.ts). Its GraphQL type is user.graphql.ts's.
  */
 export const userShape = shapeOf(UserSchema, USER_FIELDS);
 
-/** The bearer token's user: userShape and the token version (user.queries.ts actorById). */
+/** The bearer token's user: userShape and the token version (user.repository.ts actorById). */
 export const actorShape = shapeOf(UserSchema, [...USER_FIELDS, 'tokenVersion']);
 
 /**
@@ -26,14 +25,7 @@ export const actorShape = shapeOf(UserSchema, [...USER_FIELDS, 'tokenVersion']);
  */
 export const presentUser = (u: UserView): UserView => userShape.present(u);
 
-/** GraphQL's User: written in type-graphql's idiom; test/shapes.test.ts holds its fields to userShape. */
-@ObjectType('User', { simpleResolvers: true })
-export class UserType implements UserView {
-  @Field(() => Int) id!: number;
-  @Field(() => String) name!: string;
-  @Field(() => String) email!: string;
-  @Field(() => String) role!: Role;
-  @Field(() => Date, { nullable: true }) emailVerifiedAt!: Date | null;
-  @Field(() => Date) createdAt!: Date;
-  @Field(() => Date) updatedAt!: Date;
-}
+/** The `user` embedded in posts and comments: public, so id and name only (never the email). */
+export const authorShape = shapeOf(UserSchema, ['id', 'name']);
+
+export type AuthorView = ViewOf<typeof authorShape>;

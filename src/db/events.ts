@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client } from 'pg';
-import type { Logger } from './logger';
-import { tracing } from './tracing';
+import type { Logger } from '../core/logger';
+import { tracing } from '../core/tracing';
+import { runStatement, sql } from './statements';
 
 /**
  * Live events (GraphQL subscriptions). Services state facts ("post 12 was published") inside the write's
@@ -48,7 +49,7 @@ function payloads(events: LiveEvent[]): string[] {
 
 /** Queues events on the EntityManager's transaction (or as their own statement when there is none). */
 export async function emit(em: EntityManager, events: LiveEvent[]): Promise<void> {
-  for (const p of payloads(events)) await em.execute('select pg_notify(?, ?)', [EVENTS_CHANNEL, p]);
+  for (const p of payloads(events)) await runStatement(em, sql`select pg_notify(${EVENTS_CHANNEL}, ${p})`);
 }
 
 /**

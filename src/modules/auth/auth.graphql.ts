@@ -1,5 +1,6 @@
 import { Field, ObjectType } from 'type-graphql';
-import { presentUser, UserType, type UserView } from '../user/user.types';
+import { UserType } from '../user/user.graphql';
+import { presentUser, type UserView } from '../user/user.types';
 import type { AuthResult } from './auth.service';
 
 export interface AuthPayloadView {

@@ -1,8 +1,9 @@
-import { transactionWithRetry } from './transaction';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { intervalJob, sharedPeriod, type BackgroundJob } from './jobs';
-import type { Logger } from './logger';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { intervalJob, type BackgroundJob } from '../core/jobs';
+import type { Logger } from '../core/logger';
+import { transactionWithRetry } from '../core/transaction';
+import { sharedPeriod } from './jobs';
+import { runStatement, sql } from './statements';
 
 /**
  * Limits kept in PostgreSQL, so every instance sees the same numbers.
@@ -29,12 +30,9 @@ export class RateLimiter {
   /** Adds one to `key`'s current fixed window and returns the new count. */
   async hit(em: EntityManager, key: string, windowMs: number): Promise<WindowCount> {
     const w = windowOf(windowMs);
-    const rows = await em.execute<{ count: number }[]>(
-      `insert into rate_limits (key, window_start, count, expires_at) values (?, ?, 1, ?)
+    const rows = await runStatement<{ count: number }>(em, sql`insert into rate_limits (key, window_start, count, expires_at) values (${key}, ${w.start}, 1, ${w.end})
        on conflict (key, window_start) do update set count = rate_limits.count + 1
-       returning count`,
-      [key, w.start, w.end],
-    );
+       returning count`);
     return { count: Number(rows[0].count), retryAfter: w.retryAfter };
   }
 
@@ -47,23 +45,20 @@ export class RateLimiter {
     return transactionWithRetry(em, async (tx) => {
       // Attempts for one key take turns here, so each one sees every earlier one, committed:
       // a parallel burst cannot all read the same count and all get through.
-      await tx.execute('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`rate-attempts:${key}`]);
-      const window = `interval '1 millisecond' * ${Math.round(windowMs)}`;
-      const full = await tx.execute<{ left: string }[]>(
-        `select extract(epoch from at + ${window} - now()) as left from rate_attempts
-          where key = ? and at > now() - ${window}
-          order by at desc, id desc offset ? limit 1`,
-        [key, limit - 1],
-      );
+      await runStatement(tx, sql`select pg_advisory_xact_lock(hashtextextended(${`rate-attempts:${key}`}, 0))`);
+      const ms = Math.round(windowMs);
+      const full = await runStatement<{ left: string }>(tx, sql`select extract(epoch from at + interval '1 millisecond' * ${ms} - now()) as left from rate_attempts
+          where key = ${key} and at > now() - interval '1 millisecond' * ${ms}
+          order by at desc, id desc offset ${limit - 1} limit 1`);
       if (full.length) return { allowed: false, retryAfter: Math.max(1, Math.ceil(Number(full[0].left))) };
-      await tx.execute(`insert into rate_attempts (key, at, expires_at) values (?, now(), now() + ${window})`, [key]);
+      await runStatement(tx, sql`insert into rate_attempts (key, at, expires_at) values (${key}, now(), now() + interval '1 millisecond' * ${ms})`);
       return { allowed: true };
     });
   }
 
   /** Forgets `key`'s attempts (e.g. failed logins after a successful one). */
   async clear(em: EntityManager, key: string): Promise<void> {
-    await em.execute('delete from rate_attempts where key = ?', [key]);
+    await runStatement(em, sql`delete from rate_attempts where key = ${key}`);
   }
 
   /** Deletes ended windows and attempts that left their window, every `intervalMs`. */
@@ -73,8 +68,8 @@ export class RateLimiter {
       intervalMs,
       async () => {
         const em = orm.em.fork();
-        await em.execute('delete from rate_limits where expires_at < now()');
-        await em.execute('delete from rate_attempts where expires_at < now()');
+        await runStatement(em, sql`delete from rate_limits where expires_at < now()`);
+        await runStatement(em, sql`delete from rate_attempts where expires_at < now()`);
       },
       (err) => log.warn({ err }, 'rate-limit cleanup failed'),
       { shared: sharedPeriod(orm) },

@@ -1,7 +1,7 @@
 import { Entity, PrimaryKey, Property } from '@mikro-orm/decorators/legacy';
 
 /**
- * When each periodic job last ran on any instance (core/jobs.ts sharedPeriod), so that several
+ * When each periodic job last ran on any instance (db/jobs.ts sharedPeriod), so that several
  * instances on one database run it once per period between them, not once each.
  */
 @Entity({ tableName: 'job_runs' })

@@ -1,8 +1,11 @@
+import type { ShapeField } from '../core/shape';
+
 /**
  * REST answers built by PostgreSQL (snake_case keys, ISO-8601 UTC timestamps): a route selects
  * its rows' JSON text, which the adapter writes as it is, instead of rows that Node turns into
  * objects, dates, snake_cased copies and JSON again. Each resource's answer is declared once
- * (its module's *.rest.ts) and read by every route that returns it, writes included.
+ * (its module's repository) and read by every route that returns it, writes included, and
+ * hashed for its tags (core/etag.ts).
  *
  * The text is what JSON.stringify writes for the same values: the same key order, no spaces
  * (json_build_object writes `{"id" : 1, ...}`), strings escaped alike, null as null, timestamps
@@ -25,6 +28,9 @@ type JsonType = 'int' | 'bool' | 'string' | 'timestamp' | 'json';
 
 /** One key of an object: its name, its type, and its SQL (by default the column of that name of the row alias). */
 export type JsonKey = readonly [name: string, type: JsonType | `${JsonType}?`, sql?: string];
+
+/** A shape's keys (core/shape.ts), in its order: each field's column and type, nullable where it may be null. */
+export const jsonKeysOf = (shape: { fields: readonly ShapeField[] }): JsonKey[] => shape.fields.map((f) => [f.column, f.nullable ? `${f.type}?` : f.type]);
 
 const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -66,3 +72,9 @@ export const jsonAggSql = (element: string, orderBy: string) => `coalesce(array_
 
 /** A JSON array as text from a text[] of JSON texts (jsonAggSql). */
 export const jsonArraySql = (elements: string) => `('[' || array_to_string(${elements}, ',') || ']')`;
+
+/** The answer of a write, which must see its own row: a row it cannot read back is a bug (500). */
+export function written(json: string | null, what: string): string {
+  if (json === null) throw new Error(`${what} is not visible to its own write`);
+  return json;
+}
