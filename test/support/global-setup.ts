@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded';
 import { poolerMissing, startPgBouncer } from './pgbouncer';
 import { onInterrupt, RUN_MARKER, stopRun } from './run-cleanup';
+import { createTemplate, TEMPLATE_ENV } from './template-database';
 
 /**
  * One PostgreSQL for the whole run: TEST_DATABASE_URL when given (it needs CREATEDB), else an
- * embedded cluster in a fresh temporary folder. Each test file creates its own database in it.
+ * embedded cluster in a fresh temporary folder, without fsync (a throwaway cluster, as the test
+ * server's: a crash would lose nothing of value). Each test file creates its own database in it,
+ * a copy of the run's migrated template (template-database.ts).
  * With TEST_POOLER=pgbouncer (`npm run test:pooler`), Debian's PgBouncer in transaction mode
  * stands in front of it, and every app the tests start reaches its database through the pooler
  * (DATABASE_URL) and the server itself (DATABASE_DIRECT_URL): test/support/harness.ts.
@@ -32,10 +35,11 @@ export default async function globalSetup(): Promise<void> {
   } else {
     const dir = mkdtempSync(join(run, 'blog-api-test-'));
     chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the cluster
-    const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: dir });
+    const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: dir, durable: false });
     process.env.TEST_PG_URL = pg.url;
     Object.assign(handle, { pg, dir });
   }
+  process.env[TEMPLATE_ENV] = await createTemplate(process.env.TEST_PG_URL);
   if (process.env.TEST_POOLER) {
     if (process.env.TEST_POOLER !== 'pgbouncer') throw new Error(`TEST_POOLER=${process.env.TEST_POOLER}: only pgbouncer is known`);
     const missing = poolerMissing();
