@@ -8,6 +8,7 @@ import { followStart } from './support/follow-start';
 import type { TestApp } from './support/harness';
 import { connect as connectWs, untilSubscribedAt } from './support/ws';
 import { readByPeer } from './support/sockets';
+import { builtService } from './support/service-build';
 import { settled, until } from './support/wait';
 
 /**
@@ -15,12 +16,12 @@ import { settled, until } from './support/wait';
  * listen, then SIGTERM drains and exits 0 leaving no PostgreSQL behind; a second start finds
  * the data again.
  */
-const root = join(__dirname, '..');
+let root: string;
 let dataDir: string;
 
 beforeAll(() => {
-  const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(build.stderr);
+  // The run's build (test/support/service-build.ts): what `npm start` runs, dist/src/main.js.
+  root = builtService();
   dataDir = mkdtempSync(join(tmpdir(), 'blog-api-start-'));
   chmodSync(dataDir, 0o755);
 });

@@ -21,8 +21,8 @@
  *   it), nearly every result outlived two young collections under load and went to the old
  *   generation (V8's --trace-gc-nvp: promoted against allocated bytes); the controls show both.
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
@@ -33,27 +33,24 @@ import { clients, rest } from './support/client';
 import { buildUser, uniqueEmail } from './support/factories';
 import { followStart, type FollowedStart } from './support/follow-start';
 import { resetSecretOf, startMailbox, type Mailbox } from './support/mailbox';
+import { builtService } from './support/service-build';
 import { settled, until } from './support/wait';
 
 jest.setTimeout(120_000);
-
-const checkout = join(__dirname, '..');
 
 /** V8's lines about pretenuring (decisions with --trace-pretenuring, per-collection figures with --trace-pretenuring-statistics). */
 const PRETENURING_LINE = /^\[\d+:0x[0-9a-f]+\] pretenuring:/m;
 const TRACE = ['--trace-pretenuring', '--trace-pretenuring-statistics'];
 
 /**
- * The build `npm start` runs (scripts/build.mjs), in a scratch root of this file's own whose
- * sources are symlinks to this checkout: build.mjs first deletes <root>/dist, and another test
- * file may be running this checkout's dist/ meanwhile.
+ * The build `npm start` runs (scripts/build.mjs), the run's shared one (test/support/service-build.ts),
+ * and a scratch folder of this file's own for the services' data directories.
  */
 let root: string;
+let scratch: string;
 function build(): void {
-  root = mkdtempSync(join(tmpdir(), 'blog-api-tricks-'));
-  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
-  const r = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+  root = builtService();
+  scratch = mkdtempSync(join(tmpdir(), 'blog-api-tricks-'));
 }
 
 interface Service extends FollowedStart {
@@ -64,8 +61,7 @@ interface Service extends FollowedStart {
 
 /** `node <nodeArgs> dist/src/main.js`, as `npm start` runs it, on a database of its own. */
 async function startService(nodeArgs: string[], env: Record<string, string>): Promise<Service> {
-  const dataDir = join(root, `.data-${Math.random().toString(36).slice(2)}`);
-  mkdirSync(dataDir);
+  const dataDir = mkdtempSync(join(scratch, 'data-'));
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'src', 'main.js')], {
     cwd: root,
     env: {
@@ -122,7 +118,7 @@ function runNode(args: string[], code: string): Promise<string> {
 
 beforeAll(build);
 afterAll(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first by main.js)', () => {
