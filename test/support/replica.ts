@@ -24,10 +24,11 @@ export interface StreamingPair {
 export async function startStreamingPair(): Promise<StreamingPair> {
   const dir = mkdtempSync(join(tmpdir(), 'blog-api-replica-'));
   chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the clusters
-  const primary = await startEmbeddedPostgres({ dataDir: join(dir, 'primary') });
+  // A throwaway pair, as the run's own PostgreSQL (global-setup.ts): no fsync on either server.
+  const primary = await startEmbeddedPostgres({ dataDir: join(dir, 'primary'), durable: false });
   let standby: Standby;
   try {
-    standby = await startStandby(primary, join(dir, 'standby'));
+    standby = await startStandby(primary, join(dir, 'standby'), { settings: { fsync: 'off', synchronous_commit: 'off' } });
   } catch (err) {
     await primary.stop();
     rmSync(dir, { recursive: true, force: true });
