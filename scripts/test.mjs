@@ -22,8 +22,15 @@ const [mode, ...jestArgs] = ['--quick', '--record'].includes(process.argv[2]) ? 
 // Incremental (as `npm run typecheck`): what tsc learnt of the unchanged files is kept in
 // node_modules/.cache, so a run after a small change, or a second run, checks in a second or two
 // instead of rereading the whole program (test/interrupt.test.ts runs `npm test` inside `npm test`).
-const typecheck = [join(root, 'node_modules', 'typescript-native', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', join(root, 'node_modules', '.cache', 'blog-api', 'typecheck.tsbuildinfo')];
+const tsBuildInfo = join(root, 'node_modules', '.cache', 'blog-api', 'typecheck.tsbuildinfo');
+const typecheck = [join(root, 'node_modules', 'typescript-native', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', tsBuildInfo];
 const jest = (...args) => ['--experimental-vm-modules', '--disable-warning=ExperimentalWarning', join(root, 'node_modules', 'jest', 'bin', 'jest.js'), ...args];
+
+// Node's module compile cache for every process of the run (tsc, jest and its workers, and the
+// servers, scripts, npm and tools the tests start, which inherit it): a service process compiles
+// the same dependencies dozens of times a run, and from the cache it starts with about a sixth
+// less CPU (measured here: 1.5 -> 1.3 s to load the app). Kept beside tsc's build info.
+const env = { ...process.env, NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? join(root, 'node_modules', '.cache', 'blog-api', 'node-compile-cache') };
 
 let child;
 let interrupted;
@@ -42,7 +49,7 @@ async function runSteps(steps) {
   for (const args of steps) {
     if (interrupted) break;
     const started = process.hrtime.bigint();
-    child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', detached: true });
+    child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit', detached: true });
     const [exitCode, signal] = await new Promise((resolve) => child.once('exit', (c, s) => resolve([c, s])));
     seconds.push(Number(process.hrtime.bigint() - started) / 1e9);
     try { process.kill(-child.pid, 'SIGKILL'); } catch { /* nothing left in the group */ }
@@ -69,6 +76,8 @@ async function record() {
   try {
     const date = new Date().toISOString();
     const loadAverage = loadavg()[0];
+    // The type check as a fresh clone (and CI) runs it: from nothing, not from the last run's build info.
+    rmSync(tsBuildInfo, { force: true });
     const full = await runSteps([typecheck, jest('--json', `--outputFile=${join(reports, 'full.json')}`)]);
     if (full.code !== 0) return full.code;
     const fast = await runSteps([quick('--json', `--outputFile=${join(reports, 'quick.json')}`)]);
