@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { renderBenchSummary, renderResults, type BenchResults } from '../bench/results-render';
-import { BLOCKS, blocksOf, outsideBlocks, renderBlocks, renderCiRun, renderSuite, testFiles, type BlockName } from '../scripts/doc-blocks';
+import { BLOCKS, blocksOf, outsideBlocks, renderBlocks, renderCiRun, renderSuite, renderTestDurations, testFiles, type BlockName, type TestDurations } from '../scripts/doc-blocks';
 
 /**
  * The README is the front door and docs/ the reference; these checks keep both true as the code
@@ -114,7 +114,8 @@ describe('README.md and docs/*.md', () => {
 
 /**
  * Every figure the docs state has one source: the bench's in bench/results/latest.json, the
- * suite's size in the test tree, CI's durations in .ci/last-run.json. The pages show them only in
+ * suite's size in the test tree, CI's durations in .ci/last-run.json, the suite's own speed in
+ * test/results/durations.json. The pages show them only in
  * rendered blocks (scripts/doc-blocks.ts), so these checks fail when a block is not what its
  * source renders (run `npm run docs:render`), and when such a figure is written by hand outside a
  * block.
@@ -142,6 +143,19 @@ describe('figures in README.md and docs/*.md', () => {
     const names = (page: string) => new Set(blocksOf(read(join(root, page))).map((b) => b.name));
     expect([...names('README.md')].sort()).toEqual(['bench', 'ci', 'suite']);
     expect(names('docs/performance.md').has('bench')).toBe(true);
+  });
+
+  it('docs/testing.md shows the suite\'s own durations from test/results/durations.json (npm run test:record), the ten slowest files named', () => {
+    const testing = read(join(docsDir, 'testing.md'));
+    expect(blocksOf(testing).map((b) => b.name)).toContain('tests');
+    const file = join(root, 'test', 'results', 'durations.json');
+    expect(existsSync(file)).toBe(true);
+    const recorded = JSON.parse(read(file)) as TestDurations;
+    const rendered = renderTestDurations(recorded);
+    for (const f of recorded.files.slice(0, 10)) expect(rendered).toContain(`| \`${f.file}\` |`);
+    // A changed figure changes the page: the staleness check above fails until docs:render (or test:record) has run.
+    const slower = { ...recorded, npmTest: { ...recorded.npmTest, seconds: recorded.npmTest.seconds + 1 } };
+    expect(renderBlocks(testing, (name) => (name === 'tests' ? renderTestDurations(slower) : render(name)))).not.toBe(testing);
   });
 
   it('docs/performance.md stays reference: under 300 lines, its bench block included', () => {
