@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded';
@@ -16,14 +16,35 @@ import { createTemplate, TEMPLATE_ENV } from './template-database';
  * (DATABASE_URL) and the server itself (DATABASE_DIRECT_URL): test/support/harness.ts.
  *
  * The run has a temporary folder of its own, TMPDIR for everything it starts (the test
- * PostgreSQL's cluster, the tests' folders and copies), removed at the end. Interrupted (SIGINT,
+ * PostgreSQL's cluster, the tests' folders and copies), removed at the end; in memory when the
+ * machine allows (runParent). Interrupted (SIGINT,
  * SIGTERM, SIGHUP), this process stops every process of the run and removes that folder before
  * it exits: test/support/run-cleanup.ts.
  */
+/** A tmpfs: its fsync costs nothing (statfs(2) f_type). */
+const TMPFS_MAGIC = 0x01021994;
+const SHM = '/dev/shm';
+
+/**
+ * Where the run's folder goes: TMPDIR when it is set (test/interrupt.test.ts gives one); else
+ * /dev/shm when it is a tmpfs with room to spare, else the system's temporary folder. The run's
+ * PostgreSQL clusters live there, and most of them fsync (npm start's embedded one, the replica
+ * pair's primary, the clusters of the recovery tests): in memory a checkpoint or an initdb's sync
+ * costs nothing, and every process still runs exactly as on a disk.
+ */
+function runParent(): string {
+  if (process.env.TMPDIR) return tmpdir();
+  try {
+    const fs = statfsSync(SHM);
+    if (fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize > 4 * 1024 ** 3) return SHM;
+  } catch { /* no /dev/shm here */ }
+  return tmpdir();
+}
+
 export default async function globalSetup(): Promise<void> {
   const handle: Record<string, unknown> = {};
   (globalThis as Record<string, unknown>).__TEST_PG__ = handle;
-  const run = mkdtempSync(join(tmpdir(), 'blog-api-run-'));
+  const run = mkdtempSync(join(runParent(), 'blog-api-run-'));
   chmodSync(run, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the clusters below
   handle.run = run;
   // Both before anything starts: the jest workers, the tests and what they start inherit them.
