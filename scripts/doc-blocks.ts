@@ -43,6 +43,11 @@ export const BLOCKS = {
     const file = join(root, '.ci', 'last-run.json');
     return renderCiRun(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as CiRun) : null);
   },
+  /** test/results/durations.json, as `npm run test:record` writes it; a line saying so while none is recorded. */
+  tests: (root: string) => {
+    const file = join(root, 'test', 'results', 'durations.json');
+    return renderTestDurations(existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as TestDurations) : null);
+  },
 } satisfies Record<string, (root: string) => string>;
 
 export type BlockName = keyof typeof BLOCKS;
@@ -178,4 +183,55 @@ export function renderCiRun(run: CiRun | null): string {
     `The last recorded \`bash .ci/run\` (\`.ci/last-run.json\`: ${run.date.slice(0, 10)}, commit ${run.commit.slice(0, 10)}, this machine): ` +
     `${lines.join('; ')}; ${duration(run.totalSeconds)} in all.`
   );
+}
+
+/**
+ * What `npm run test:record` writes to test/results/durations.json (scripts/test.mjs): one full
+ * `npm test` and one `npm run test:quick` on this checkout, timed from the outside, with jest's own
+ * duration of every file of the full run (its --json report: each file's start and end).
+ */
+export interface TestDurations {
+  /** When the full run began (ISO 8601, UTC). */
+  date: string;
+  /** The commit it ran on (HEAD of the checkout; `+` when the tree had changes). */
+  commit: string;
+  /** The Node the tests ran on, and the machine's cores. */
+  node: string;
+  cores: number;
+  /** The 1-minute load average when the full run began: figures taken beside other work are inflated. */
+  loadAverage: number;
+  /** `npm test`: the type check and jest, wall time of each and in all; jest's counts. */
+  npmTest: { seconds: number; typecheckSeconds: number; jestSeconds: number; tests: number; files: number };
+  /** `npm run test:quick`: wall time and jest's counts. */
+  quick: { seconds: number; tests: number; files: number };
+  /** Every file of the full run, slowest first, with its count of tests. */
+  files: { file: string; seconds: number; tests: number }[];
+}
+
+/** What the suite is held to on a 2-core machine with nothing else running (issue 50). */
+export const TEST_TARGETS = { npmTestSeconds: 300, quickSeconds: 60, fileSeconds: 30 } as const;
+
+/**
+ * docs/testing.md's figures of the suite's own speed: both runs' times against their targets and
+ * the ten slowest files. While no run is recorded, a line says how to record one.
+ */
+export function renderTestDurations(d: TestDurations | null): string {
+  if (!d) return 'No run is recorded yet: `npm run test:record` writes `test/results/durations.json` and renders this block from it.';
+  const s = (seconds: number) => `${seconds.toFixed(0)} s`;
+  const slowest = d.files.slice(0, 10);
+  const over = d.files.filter((f) => f.seconds > TEST_TARGETS.fileSeconds).length;
+  return [
+    `Recorded by \`npm run test:record\` (\`test/results/durations.json\`: ${d.date.slice(0, 10)}, commit ${d.commit.slice(0, 10)}, Node ${d.node}, ${d.cores} cores, load average ${d.loadAverage.toFixed(2)} at the start):`,
+    '',
+    '| run | wall time | target | tests | files |',
+    '|---|---:|---:|---:|---:|',
+    `| \`npm test\` | ${s(d.npmTest.seconds)} (type check ${s(d.npmTest.typecheckSeconds)}, jest ${s(d.npmTest.jestSeconds)}) | at most ${TEST_TARGETS.npmTestSeconds} s | ${d.npmTest.tests} | ${d.npmTest.files} |`,
+    `| \`npm run test:quick\` | ${s(d.quick.seconds)} | at most ${TEST_TARGETS.quickSeconds} s | ${d.quick.tests} | ${d.quick.files} |`,
+    '',
+    `The ten slowest files of the full run (jest's figure for each; ${over === 0 ? `none of the ${d.files.length} over` : `${over} of the ${d.files.length} over`} the ${TEST_TARGETS.fileSeconds} s a file may take):`,
+    '',
+    '| file | seconds | tests |',
+    '|---|---:|---:|',
+    ...slowest.map((f) => `| \`${f.file}\` | ${f.seconds.toFixed(1)} | ${f.tests} |`),
+  ].join('\n');
 }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { renderBenchSummary, renderResults, type BenchResults } from '../bench/results-render';
 import { renderMemory, type MemoryResults } from '../bench/memory-render';
-import { BLOCKS, blocksOf, outsideBlocks, renderBlocks, renderCiRun, renderSuite, testFiles, type BlockName } from '../scripts/doc-blocks';
+import { BLOCKS, blocksOf, outsideBlocks, renderBlocks, renderCiRun, renderSuite, renderTestDurations, testFiles, type BlockName, type TestDurations } from '../scripts/doc-blocks';
 
 /**
  * The README is the front door and docs/ the reference; these checks keep both true as the code
@@ -115,7 +115,8 @@ describe('README.md and docs/*.md', () => {
 
 /**
  * Every figure the docs state has one source: the bench's in bench/results/latest.json, the
- * suite's size in the test tree, CI's durations in .ci/last-run.json. The pages show them only in
+ * suite's size in the test tree, CI's durations in .ci/last-run.json, the suite's own speed in
+ * test/results/durations.json. The pages show them only in
  * rendered blocks (scripts/doc-blocks.ts), so these checks fail when a block is not what its
  * source renders (run `npm run docs:render`), and when such a figure is written by hand outside a
  * block.
@@ -143,6 +144,19 @@ describe('figures in README.md and docs/*.md', () => {
     const names = (page: string) => new Set(blocksOf(read(join(root, page))).map((b) => b.name));
     expect([...names('README.md')].sort()).toEqual(['bench', 'ci', 'suite']);
     expect([...names('docs/performance.md')].sort()).toEqual(['bench', 'bench-node26', 'bench-rate', 'memory']);
+  });
+
+  it('docs/testing.md shows the suite\'s own durations from test/results/durations.json (npm run test:record), the ten slowest files named', () => {
+    const testing = read(join(docsDir, 'testing.md'));
+    expect(blocksOf(testing).map((b) => b.name)).toContain('tests');
+    const file = join(root, 'test', 'results', 'durations.json');
+    expect(existsSync(file)).toBe(true);
+    const recorded = JSON.parse(read(file)) as TestDurations;
+    const rendered = renderTestDurations(recorded);
+    for (const f of recorded.files.slice(0, 10)) expect(rendered).toContain(`| \`${f.file}\` |`);
+    // A changed figure changes the page: the staleness check above fails until docs:render (or test:record) has run.
+    const slower = { ...recorded, npmTest: { ...recorded.npmTest, seconds: recorded.npmTest.seconds + 1 } };
+    expect(renderBlocks(testing, (name) => (name === 'tests' ? renderTestDurations(slower) : render(name)))).not.toBe(testing);
   });
 
   it('docs/performance.md stays reference: its own text under 320 lines, each rendered block under 40', () => {

@@ -11,8 +11,8 @@
  *   the start and by a burst of GraphQL pages, is back to its initial size. The control is the
  *   same process started without --expose-gc, whose start leaves the young generation grown.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCommand } from '../bench/baseline';
@@ -20,6 +20,7 @@ import { createTestDatabase } from './support/harness';
 import { rest } from './support/client';
 import { uniqueEmail } from './support/factories';
 import { followStart, type FollowedStart } from './support/follow-start';
+import { builtService } from './support/service-build';
 import { settled, until } from './support/wait';
 
 jest.setTimeout(120_000);
@@ -31,18 +32,14 @@ const METRICS_TOKEN = 'memory-test-metrics-token';
 const start = startCommand(checkout);
 const startFlags = () => start.flags;
 
-/**
- * The build `npm start` runs, in a scratch root whose sources are symlinks to this checkout:
- * build.mjs first deletes <root>/dist, and another test file may be running this checkout's dist/.
- */
+/** The run's one build of the service (npm start's dist/); data and the probe's lists in a scratch folder. */
 let root: string;
+let scratch: string;
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'blog-api-memory-'));
-  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
-  const r = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+  root = builtService();
+  scratch = mkdtempSync(join(tmpdir(), 'blog-api-memory-'));
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface Service extends FollowedStart {
   child: ChildProcess;
@@ -61,7 +58,7 @@ async function stop(s: Service | undefined): Promise<void> {
 
 /** `node <nodeArgs> dist/src/main.js` on a database of its own, ready. */
 async function startService(nodeArgs: string[], env: Record<string, string>): Promise<Service> {
-  const dataDir = join(root, `.data-${Math.random().toString(36).slice(2)}`);
+  const dataDir = join(scratch, `.data-${Math.random().toString(36).slice(2)}`);
   mkdirSync(dataDir);
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'src', 'main.js')], {
     cwd: root,
@@ -141,7 +138,7 @@ describe('a production process, as npm start starts it', () => {
   const development = /\/dist\/src\/graphql\/ide\.js$|node_modules\/(graphiql|@graphiql\/|esbuild|react|react-dom|monaco-editor|monaco-graphql|pino-pretty)\//;
   // The young generation V8 starts with is a few MB; the start and a burst grow it to tens.
   const INITIAL_MB = 8;
-  const file = () => join(root, 'loaded-production.txt');
+  const file = () => join(scratch, 'loaded-production.txt');
   let s: Service;
   let atStart: number;
   beforeAll(async () => {
@@ -179,13 +176,13 @@ describe('a production process, as npm start starts it', () => {
   it('the controls: a development process serves GraphiQL from graphql/ide.ts; without --expose-gc the start leaves the young generation grown', async () => {
     const flags = startFlags();
     expect(flags).toContain('--expose-gc');
-    const dev = await startService(['--require', probe, ...flags.filter((f) => f !== '--expose-gc')], { LOADED_MODULES_FILE: join(root, 'loaded-development.txt'), NODE_ENV: 'development' });
+    const dev = await startService(['--require', probe, ...flags.filter((f) => f !== '--expose-gc')], { LOADED_MODULES_FILE: join(scratch, 'loaded-development.txt'), NODE_ENV: 'development' });
     try {
       expect(await newSpaceMb(dev)).toBeGreaterThan(INITIAL_MB);
       const page = await fetch(`${dev.url}/graphql`, { headers: { accept: 'text/html' } });
       expect(page.status).toBe(200);
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-      expect((await loadedModules(dev, join(root, 'loaded-development.txt'))).filter((f) => f.endsWith('/dist/src/graphql/ide.js'))).toHaveLength(1);
+      expect((await loadedModules(dev, join(scratch, 'loaded-development.txt'))).filter((f) => f.endsWith('/dist/src/graphql/ide.js'))).toHaveLength(1);
     } finally {
       await stop(dev);
     }

@@ -319,12 +319,18 @@ describe('documentation and the IDE (development)', () => {
         '/graphql/assets/ide.css',
       ]),
     );
+    // Each body read to its end: an unread answer keeps its connection (and this worker) open after the app closes.
+    const get = async (path: string) => {
+      const res = await fetch(app.url + path);
+      await res.arrayBuffer();
+      return res;
+    };
     for (const a of assets) {
-      const asset = await fetch(app.url + a);
+      const asset = await get(a);
       expect({ a, status: asset.status }).toEqual({ a, status: 200 });
     }
     // Monaco's workers are started by the script, not named by the page.
-    for (const w of ['editor', 'json', 'graphql']) expect((await fetch(`${app.url}/graphql/assets/${w}.worker.js`)).status).toBe(200);
+    for (const w of ['editor', 'json', 'graphql']) expect((await get(`/graphql/assets/${w}.worker.js`)).status).toBe(200);
     expect((await api.rest('GET', '/graphql/assets/nope.js')).status).toBe(404);
   });
 

@@ -1,41 +1,39 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcrypt';
 import { Client } from 'pg';
 import { createTestDatabase } from './support/harness';
+import { builtService } from './support/service-build';
 
 /**
  * `npm run seed` and `npm run set-role`, as npm runs them: built by scripts/build.mjs, then
  * `node dist/scripts/<name>.js` against a database of their own (DATABASE_URL).
  *
- * The build goes to a scratch root whose sources are symlinks to this checkout: build.mjs first
- * deletes <root>/dist, and test/start.test.ts runs the server from this checkout's dist/, possibly
- * at the same time in another jest worker. `--preserve-symlinks-main` makes build.mjs take the
- * scratch root as its root.
+ * The build is the run's shared one (test/support/service-build.ts: scripts/build.mjs in a scratch
+ * root whose sources are symlinks to this checkout); the scripts' DATA_DIR is a folder of this
+ * file's own.
  */
-const checkout = join(__dirname, '..');
 let root: string;
+let scratch: string;
 let databaseUrl: string;
 let db: Client;
 /** The scripts' DATA_DIR: where a running service would say its URL (service.json). */
 let dataDir: string;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'blog-api-scripts-'));
-  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
-  const build = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`build failed: ${build.stderr}`);
+  root = builtService();
+  scratch = mkdtempSync(join(tmpdir(), 'blog-api-scripts-'));
   databaseUrl = await createTestDatabase();
   db = new Client({ connectionString: databaseUrl });
   await db.connect();
-  dataDir = join(root, 'data');
+  dataDir = join(scratch, 'data');
   mkdirSync(dataDir);
 }, 120_000);
 afterAll(async () => {
   await db?.end();
-  if (root) rmSync(root, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 /** Runs a built script as `npm run <name> -- args` would; the environment is the test's, not jest's. */

@@ -1,73 +1,26 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { followStart } from './support/follow-start';
-import type { TestApp } from './support/harness';
-import { connect as connectWs, untilSubscribedAt } from './support/ws';
-import { readByPeer } from './support/sockets';
-import { settled, until } from './support/wait';
+import { builtServerStarts } from './support/built-start';
 
 /**
  * The real process, as `npm start` runs it: embedded PostgreSQL under DATA_DIR, migrations,
  * listen, then SIGTERM drains and exits 0 leaving no PostgreSQL behind; a second start finds
- * the data again.
+ * the data again; a start that cannot listen leaves nothing running; the thread pool's priority.
+ * How it drains (in-flight requests, a handler whose client hung up, the cut at
+ * SHUTDOWN_TIMEOUT_MS, open subscriptions): test/start-drain.test.ts.
  */
-const root = join(__dirname, '..');
-let dataDir: string;
-
-beforeAll(() => {
-  const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(build.stderr);
-  dataDir = mkdtempSync(join(tmpdir(), 'blog-api-start-'));
-  chmodSync(dataDir, 0o755);
-});
-// A test that fails before its SIGTERM must not leave its service running after the suite.
-const children = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-/**
- * Starts the built server. PORT defaults to 0 (a free port the system picks), read back from the
- * "listening" line: a port guessed by the test could already be taken by another test's socket.
- */
-function start(extraEnv: Record<string, string> = {}): { child: ChildProcess; output: () => string; port: () => number; ready: Promise<void>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [join(root, 'dist', 'src', 'main.js')], {
-    env: { ...process.env, NODE_ENV: 'development', PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DATABASE_URL: '', JWT_SECRET: '', ...extraEnv },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const { output, port, ready } = followStart(child, 30_000);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output, port, ready, exited };
-}
-
-/** The embedded cluster's connection, from the files it keeps (password in DATA_DIR, port in postmaster.pid). */
-function clusterClient(): Client {
-  const cluster = realpathSync(join(dataDir, 'postgres'));
-  const port = Number(readFileSync(join(cluster, 'postmaster.pid'), 'utf8').split('\n')[3]);
-  const password = readFileSync(join(dataDir, 'postgres-password'), 'utf8').trim();
-  return new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
-}
-
-function postgresRunning(): boolean {
-  const cluster = realpathSync(join(dataDir, 'postgres'));
-  return spawnSync('pgrep', ['-f', `postgres -D ${cluster}`]).status === 0;
-}
+const built = builtServerStarts();
 
 it('starts, serves, drains on SIGTERM with exit 0, and finds its data on the next start', async () => {
-  const first = start();
+  const first = built.start();
   await first.ready;
   const port = first.port();
   expect(first.output()).toContain(`"graphql":"http://localhost:${port}/graphql"`);
   expect(first.output()).toContain(`"health":"http://localhost:${port}/healthz"`);
   expect(first.output()).toContain(`"rest":"http://localhost:${port}/"`);
 
-  const db = clusterClient();
+  const db = built.clusterClient();
   await db.connect();
   await db.query(`insert into users (name, email, password, created_at, updated_at) values ('Kept', 'kept@example.test', 'x', now(), now())`);
   await db.end();
@@ -75,137 +28,19 @@ it('starts, serves, drains on SIGTERM with exit 0, and finds its data on the nex
   first.child.kill('SIGTERM');
   expect(await first.exited).toBe(0);
   expect(first.output()).toContain('"msg":"stopped"');
-  expect(postgresRunning()).toBe(false);
+  expect(built.postgresRunning()).toBe(false);
 
-  const second = start();
+  const second = built.start();
   await second.ready;
-  const again = clusterClient();
+  const again = built.clusterClient();
   await again.connect();
   const { rows } = await again.query(`select name from users where email = 'kept@example.test'`);
   await again.end();
   expect(rows).toEqual([{ name: 'Kept' }]);
   second.child.kill('SIGINT');
   expect(await second.exited).toBe(0);
-  expect(postgresRunning()).toBe(false);
-  expect(existsSync(join(dataDir, 'jwt-secret'))).toBe(true);
-}, 90_000);
-
-/** A raw HTTP/1.1 exchange whose request is written in parts, so it can be held open across a signal. */
-function rawExchange(port: number): { socket: Socket; send: (chunk: string) => void; response: Promise<{ status: number; body: string }> } {
-  const socket = connect(port, '127.0.0.1');
-  let received = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (c) => (received += c));
-  const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
-      if (!m) return reject(new Error(`no HTTP response: ${JSON.stringify(received)}`));
-      resolve({ status: Number(m[1]), body: received.slice(received.indexOf('\r\n\r\n') + 4) });
-    });
-  });
-  return { socket, send: (chunk) => socket.write(chunk), response };
-}
-
-const waitFor = (what: () => boolean, label: string) => until(what, label, { ms: 10_000, everyMs: 50 });
-
-it('SIGTERM drains: an in-flight request completes with 200, /readyz answers 503 meanwhile, then exit 0', async () => {
-  const server = start();
-  await server.ready;
-  const port = server.port();
-  const email = `drain-${process.pid}@example.test`;
-  const reg = await fetch(`http://127.0.0.1:${port}/auth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Drain', email, password: 'password123' }),
-  });
-  expect(reg.status).toBe(201);
-
-  // In flight: a login whose body is half sent. Beside it, a /readyz request begun (headers not
-  // finished) on its own connection, so the server counts it as active rather than idle.
-  const body = JSON.stringify({ email, password: 'password123' });
-  const login = rawExchange(port);
-  login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`);
-  const ready = rawExchange(port);
-  ready.send('GET /readyz HTTP/1.1\r\nHost: localhost\r\n');
-  // Both in the server's hands: it has read every byte sent on each connection.
-  await until(() => readByPeer(login.socket) && readByPeer(ready.socket), 'the server to read both requests begun');
-
-  server.child.kill('SIGTERM');
-  await waitFor(() => server.output().includes('shutting down: draining requests'), 'the drain to start');
-
-  ready.send('Connection: close\r\n\r\n');
-  const readyAnswer = await ready.response;
-  expect([readyAnswer.status, JSON.parse(readyAnswer.body)]).toEqual([503, { message: 'Service unavailable' }]);
-  expect(server.child.exitCode).toBeNull();
-
-  login.send(body.slice(10));
-  const loginAnswer = await login.response;
-  expect(loginAnswer.status).toBe(200);
-  expect(JSON.parse(loginAnswer.body)).toMatchObject({ user: { email }, token: expect.any(String) });
-
-  expect(await server.exited).toBe(0);
-  expect(server.output()).toContain('"msg":"stopped"');
-  expect(postgresRunning()).toBe(false);
-}, 90_000);
-
-it('SIGTERM waits for a handler whose client hung up: the ORM closes only after it finished its work', async () => {
-  // Cost 14: a compare of about a second, so the handler is surely mid-bcrypt when the signal lands.
-  const server = start({ BCRYPT_COST: '14' });
-  await server.ready;
-  const port = server.port();
-  const email = `orphan-${process.pid}@example.test`;
-  const post = (path: string, body: object) =>
-    fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  expect((await post('/auth/register', { name: 'Orphan', email, password: 'password123' })).status).toBe(201);
-  expect((await post('/auth/login', { email, password: 'wrong-password' })).status).toBe(401);
-  const db = clusterClient();
-  await db.connect();
-  const attempts = async () => Number((await db.query(`select count(*) from rate_attempts where key like $1`, [`%${email}%`])).rows[0].count);
-  expect(await attempts()).toBe(1);
-
-  // A right password: its attempt row is written before bcrypt, and after bcrypt the success
-  // deletes the pair's rows. The client hangs up while bcrypt runs.
-  const login = rawExchange(port);
-  const body = JSON.stringify({ email, password: 'password123' });
-  login.response.catch(() => undefined);
-  login.send(`POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-  await until(async () => (await attempts()) >= 2, "the login's attempt row", { ms: 10_000, everyMs: 10 }).catch(() => undefined);
-  expect(await attempts()).toBe(2);
-  await db.end();
-  server.child.kill('SIGTERM');
-  login.socket.destroy();
-
-  expect(await server.exited).toBe(0);
-  expect(server.output()).not.toContain('"level":50');
-  // The handler finished its work before the ORM closed: the success cleared the pair's attempts.
-  const again = start();
-  await again.ready;
-  const check = clusterClient();
-  await check.connect();
-  const { rows } = await check.query(`select count(*) from rate_attempts where key like $1`, [`%${email}%`]);
-  await check.end();
-  again.child.kill('SIGTERM');
-  expect(await again.exited).toBe(0);
-  expect(Number(rows[0].count)).toBe(0);
-}, 90_000);
-
-it('a request still open after SHUTDOWN_TIMEOUT_MS is cut; the process still exits 0', async () => {
-  const server = start({ SHUTDOWN_TIMEOUT_MS: '300' });
-  await server.ready;
-  const port = server.port();
-  // A body that never finishes: without the cut the drain would wait for it for ever.
-  const stuck = rawExchange(port);
-  stuck.send('POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":');
-  const outcome = stuck.response.then(
-    (r) => `answered ${r.status}`,
-    (e: Error) => `cut: ${e.message.slice(0, 40)}`,
-  );
-  await until(() => readByPeer(stuck.socket), 'the server to read the stuck request as far as it was sent');
-  server.child.kill('SIGTERM');
-  expect(await server.exited).toBe(0);
-  expect(await outcome).toMatch(/^cut: /);
-  expect(server.output()).toContain('"msg":"stopped"');
+  expect(built.postgresRunning()).toBe(false);
+  expect(existsSync(join(built.dataDir(), 'jwt-secret'))).toBe(true);
 }, 90_000);
 
 it('a port already in use stops the start with a message saying so, exit 1, and no PostgreSQL left running', async () => {
@@ -213,11 +48,11 @@ it('a port already in use stops the start with a message saying so, exit 1, and 
   await new Promise<void>((r) => taken.listen(0, '0.0.0.0', () => r()));
   const { port } = taken.address() as AddressInfo;
   try {
-    const server = start({ PORT: String(port) });
+    const server = built.start({ PORT: String(port) });
     expect(await server.exited).toBe(1);
     expect(server.output()).toContain(`Failed to start: Port ${port} is in use: stop the other process or set PORT.`);
     expect(server.output()).not.toContain('listening on');
-    expect(postgresRunning()).toBe(false);
+    expect(built.postgresRunning()).toBe(false);
   } finally {
     taken.close();
   }
@@ -227,7 +62,7 @@ it("libuv's thread pool (bcrypt) runs below the event loop's priority; THREADPOO
   const niceness = (pid: number) =>
     readdirSync(`/proc/${pid}/task`).map((tid) => ({ tid: Number(tid), nice: Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]) }));
   for (const [env, pooled] of [[{}, 10], [{ THREADPOOL_NICE: '0' }, 0]] as const) {
-    const server = start({ ...env, UV_THREADPOOL_SIZE: '3' });
+    const server = built.start({ ...env, UV_THREADPOOL_SIZE: '3' });
     await server.ready;
     const tasks = niceness(server.child.pid!);
     server.child.kill('SIGTERM');
@@ -236,28 +71,4 @@ it("libuv's thread pool (bcrypt) runs below the event loop's priority; THREADPOO
     expect(tasks.filter((t) => t.nice === 10)).toHaveLength(pooled ? 3 : 0);
     expect(tasks.filter((t) => t.nice !== 0 && t.nice !== 10)).toEqual([]);
   }
-}, 90_000);
-
-it('SIGTERM with open subscriptions: each completes, its socket closes with 1001, then exit 0 (CONTRACT 2, 14)', async () => {
-  const server = start();
-  await server.ready;
-  const base = `http://127.0.0.1:${server.port()}`;
-  const call = async (path: string, body: unknown, token?: string) => {
-    const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
-    return (await res.json()) as any;
-  };
-  const { token } = await call('/auth/register', { name: 'Live', email: `live-${Date.now()}@example.test`, password: 'password123' });
-  const post = await call('/posts', { title: 'Live', body: 'b' }, token);
-  const conn = connectWs({ url: base } as TestApp, { authorization: `Bearer ${token}` });
-  const sub = conn.subscribe(`subscription($id: Int!) { commentAdded(postId: $id) { body } }`, { id: post.id });
-  // Subscribed once the service counts it (registered and listening): a comment written next comes back.
-  await untilSubscribedAt(base, 'commentAdded');
-  await call(`/posts/${post.id}/comments`, { body: 'c0' }, token);
-  await settled(sub.nth(0), 'the comment to come back');
-  server.child.kill('SIGTERM');
-  await sub.ended;
-  expect(sub.completed).toBe(true);
-  expect(await conn.closed).toEqual({ code: 1001, reason: 'Going away' });
-  expect(await server.exited).toBe(0);
-  expect(server.output()).toContain('"msg":"stopped"');
 }, 90_000);

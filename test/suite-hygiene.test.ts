@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+// The quick run's rule (scripts/test.mjs): CommonJS, so jest loads it as the script does.
+import { processChain, processFiles, testFiles as jestFiles } from '../scripts/test-files.cjs';
 
 /**
  * The suite's own rules, kept true by a test: a test waits for the thing itself, never for a
@@ -60,5 +62,19 @@ describe('suite hygiene', () => {
       .flatMap((file) => violations(readFileSync(join(root, file), 'utf8')).map((v) => `${file}:${v}`));
     // Wait for the thing itself with test/support/wait.ts (until, event, settled); see docs/testing.md.
     expect(found).toEqual([]);
+  });
+
+  it('npm run test:quick leaves out exactly the files that start processes (child_process or a browser, directly or through a module they import)', () => {
+    const root = join(__dirname, '..');
+    const left = processFiles(root);
+    // Through test/support: npm start in a copy, the built service's instances, a browser.
+    for (const file of ['test/supervisor.test.ts', 'test/instances.test.ts', 'test/graphiql.browser.test.ts', 'test/interrupt.test.ts']) expect(left).toContain(file);
+    // Through test/support and src/: a streaming pair of PostgreSQL servers (src/db/embedded.ts).
+    expect(processChain(join(root, 'test', 'replicas.test.ts'))).toEqual([join(root, 'test', 'replicas.test.ts'), join(root, 'test', 'support', 'replica.ts'), join(root, 'src', 'db', 'embedded.ts'), 'node:child_process']);
+    // The in-process app over the run's PostgreSQL is what the quick run is for.
+    for (const file of ['test/posts.test.ts', 'test/fuzz.test.ts', 'test/suite-hygiene.test.ts']) expect(left).not.toContain(file);
+    const all = jestFiles(root);
+    expect(all.length).toBeGreaterThan(left.length);
+    expect(all).toEqual(expect.arrayContaining(left));
   });
 });

@@ -177,7 +177,7 @@ it('prints one line, serves both surfaces, resets (with and without the demo fix
 }, 120_000);
 
 it('on DATABASE_URL: refuses a database that holds tables; in an empty one, serves and drops all it made on SIGTERM', async () => {
-  const full = await createTestDatabase();
+  const full = await createTestDatabase({ empty: true });
   const db = new Client({ connectionString: full });
   await db.connect();
   try {

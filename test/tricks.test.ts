@@ -1,6 +1,6 @@
 /**
  * The performance tricks the service keeps, each held to what it relies on, so that none can
- * stop working silently:
+ * stop working silently. Here, the ones seen in a running service process:
  *
  * - src/core/heap.ts turns off V8's allocation-site pretenuring, and main.js loads it before
  *   anything else. Seen through V8's own trace (--trace-pretenuring-statistics): V8 weighs its
@@ -9,51 +9,37 @@
  * - src/core/threadpool-priority.ts nices libuv's thread pool: bcrypt's hashes of a real login
  *   burst run on threads whose nice value is THREADPOOL_NICE, and the event loop's is 0
  *   (/proc/<pid>/task/<tid>/stat, per-thread CPU time and nice value).
- * - the token cache of src/modules/auth/auth.tokens.ts: a token is verified once (jsonwebtoken's
- *   verify is counted), and from the cache it still expires and is still revoked by a password
- *   reset or an account deletion, on both surfaces.
- * - src/db/embedded.ts starts PostgreSQL with fixed glibc malloc thresholds (MALLOC_TRIM_THRESHOLD_,
- *   MALLOC_MMAP_THRESHOLD_): the postmaster runs with them (/proc/<pid>/environ) and forks every backend,
- *   and an operator's own values win.
- * - Results die young: mikro-orm.config.ts gives pg no query_timeout, and the service's own
- *   statements outside a transaction run through pg's `pool.query` (src/db/named-statements.ts
- *   runPooled). With pg's per-query timer, or through a client's promise form (as Kysely calls
- *   it), nearly every result outlived two young collections under load and went to the old
- *   generation (V8's --trace-gc-nvp: promoted against allocated bytes); the controls show both.
+ *
+ * The others: test/tricks-tokens.test.ts (the token cache), test/tricks-memory.test.ts (the
+ * embedded PostgreSQL's malloc thresholds, results that die young).
  */
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import jwt from 'jsonwebtoken';
-import pg from 'pg';
-import { startEmbeddedPostgres } from '../src/db/embedded';
-import { createTestDatabase, startTestApp, type TestApp } from './support/harness';
-import { clients, rest } from './support/client';
-import { buildUser, uniqueEmail } from './support/factories';
+import { createTestDatabase } from './support/harness';
+import { rest } from './support/client';
+import { uniqueEmail } from './support/factories';
 import { followStart, type FollowedStart } from './support/follow-start';
-import { resetSecretOf, startMailbox, type Mailbox } from './support/mailbox';
-import { settled, until } from './support/wait';
+import { runNode } from './support/node-child';
+import { builtService } from './support/service-build';
+import { settled } from './support/wait';
 
 jest.setTimeout(120_000);
-
-const checkout = join(__dirname, '..');
 
 /** V8's lines about pretenuring (decisions with --trace-pretenuring, per-collection figures with --trace-pretenuring-statistics). */
 const PRETENURING_LINE = /^\[\d+:0x[0-9a-f]+\] pretenuring:/m;
 const TRACE = ['--trace-pretenuring', '--trace-pretenuring-statistics'];
 
 /**
- * The build `npm start` runs (scripts/build.mjs), in a scratch root of this file's own whose
- * sources are symlinks to this checkout: build.mjs first deletes <root>/dist, and another test
- * file may be running this checkout's dist/ meanwhile.
+ * The build `npm start` runs (scripts/build.mjs), the run's shared one (test/support/service-build.ts),
+ * and a scratch folder of this file's own for the services' data directories.
  */
 let root: string;
+let scratch: string;
 function build(): void {
-  root = mkdtempSync(join(tmpdir(), 'blog-api-tricks-'));
-  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
-  const r = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`build failed: ${r.stderr}`);
+  root = builtService();
+  scratch = mkdtempSync(join(tmpdir(), 'blog-api-tricks-'));
 }
 
 interface Service extends FollowedStart {
@@ -64,8 +50,7 @@ interface Service extends FollowedStart {
 
 /** `node <nodeArgs> dist/src/main.js`, as `npm start` runs it, on a database of its own. */
 async function startService(nodeArgs: string[], env: Record<string, string>): Promise<Service> {
-  const dataDir = join(root, `.data-${Math.random().toString(36).slice(2)}`);
-  mkdirSync(dataDir);
+  const dataDir = mkdtempSync(join(scratch, 'data-'));
   const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'src', 'main.js')], {
     cwd: root,
     env: {
@@ -106,23 +91,9 @@ const SURVIVORS = `
   console.log('done');
 `;
 
-/**
- * `code` in a child Node with `args`: its stdout and stderr. Asynchronous, so that while it runs
- * (seconds, on a busy machine) this worker keeps reading the output of the service the tests
- * below start, and keeps its sockets to it serviced.
- */
-function runNode(args: string[], code: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...args, '-e', code], { encoding: 'utf8', cwd: root, timeout: 60_000, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`node failed (${String(err.code ?? err.signal)}): ${stderr}`));
-      else resolve(stdout + stderr);
-    });
-  });
-}
-
 beforeAll(build);
 afterAll(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first by main.js)', () => {
@@ -135,12 +106,12 @@ describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first 
 
   it('the built heap.js turns it off: a workload V8 pretenures without it is never weighed with it', async () => {
     const heap = JSON.stringify(join(root, 'dist', 'src', 'core', 'heap.js'));
-    const without = await runNode(TRACE, SURVIVORS);
+    const without = await runNode(TRACE, SURVIVORS, root);
     // The control: this V8 traces pretenuring, and this workload gets sites decided for tenuring
     // (Node 20 and 24's V8 reach `=> tenure`; Node 26's stops at `=> maybe tenure` on this workload).
     expect(without).toMatch(PRETENURING_LINE);
     expect(without).toMatch(/=> (maybe )?tenure/);
-    const withHeap = await runNode(TRACE, `require(${heap});\n${SURVIVORS}`);
+    const withHeap = await runNode(TRACE, `require(${heap});\n${SURVIVORS}`, root);
     expect(withHeap).toContain('done');
     expect(withHeap).not.toMatch(/unrecognized flag/i);
     expect(withHeap).not.toMatch(PRETENURING_LINE);
@@ -153,7 +124,7 @@ describe('V8 allocation-site pretenuring is off (src/core/heap.ts, loaded first 
     // enough for V8 to weigh sites, and heap.js loaded after them is too late.
     const app = JSON.stringify(join(root, 'dist', 'src', 'app.js'));
     const heap = JSON.stringify(join(root, 'dist', 'src', 'core', 'heap.js'));
-    expect(await runNode(TRACE, `require('reflect-metadata'); require(${app}); require(${heap});`)).toMatch(PRETENURING_LINE);
+    expect(await runNode(TRACE, `require('reflect-metadata'); require(${app}); require(${heap});`, root)).toMatch(PRETENURING_LINE);
   });
 
   it('the service started as npm start starts it never weighs a site: not while loading, not under requests', async () => {
@@ -233,192 +204,5 @@ describe('libuv thread pool niced (src/core/threadpool-priority.ts, THREADPOOL_N
     expect(mainSpent / burst.total).toBeLessThan(0.2);
     // What the niced service's check would catch: pool threads at nice 0 that hashed.
     expect(burst.spent.filter((t) => t.tid !== plain.child.pid && t.cpu >= 10).length).toBeGreaterThan(0);
-  });
-});
-
-describe('token cache (src/modules/auth/auth.tokens.ts)', () => {
-  let app: TestApp;
-  let api: ReturnType<typeof clients>;
-  let mailbox: Mailbox;
-  let verify: jest.SpyInstance;
-  const ME = '{ me { id } }';
-
-  beforeAll(async () => {
-    mailbox = await startMailbox();
-    app = await startTestApp({ SMTP_URL: mailbox.url });
-    api = clients(app.url);
-  });
-  beforeEach(() => {
-    verify = jest.spyOn(jwt, 'verify');
-  });
-  afterEach(() => verify.mockRestore());
-  afterAll(async () => {
-    await app.close();
-    await mailbox.close();
-  });
-
-  const expectAccepted = async (token: string, id: number) => {
-    const me = await api.rest('GET', '/auth/me', { token });
-    expect([me.status, me.body?.id]).toEqual([200, id]);
-    expect((await api.gql(ME, {}, { token })).data).toEqual({ me: { id } });
-  };
-  const expectRefused = async (token: string, message: string) => {
-    const me = await api.rest('GET', '/auth/me', { token });
-    expect([me.status, me.body]).toEqual([401, { message }]);
-    expect((await api.gql(ME, {}, { token })).errors?.[0]).toMatchObject({ message, extensions: { code: 'UNAUTHENTICATED' } });
-  };
-
-  it('a token is verified once, then answered from the cache on both surfaces; a bad one is verified (and refused) every time', async () => {
-    const { user, password } = await buildUser(app);
-    const token = (await api.rest('POST', '/auth/login', { body: { email: user.email, password } })).body.token as string;
-    verify.mockClear();
-    for (let i = 0; i < 3; i++) await expectAccepted(token, user.id);
-    expect(verify).toHaveBeenCalledTimes(1);
-
-    const [head, body] = token.split('.');
-    const forged = `${head}.${body}.${Buffer.from('not the signature').toString('base64url')}`;
-    verify.mockClear();
-    for (let i = 0; i < 2; i++) await expectRefused(forged, 'Invalid token');
-    expect(verify).toHaveBeenCalledTimes(4);
-  });
-
-  it('a cached token still expires', async () => {
-    const { user } = await buildUser(app);
-    // Expires at the start of the second after next: accepted now, refused within ~2 s.
-    const exp = Math.floor(Date.now() / 1000) + 2;
-    const token = jwt.sign({ id: user.id, tv: user.tokenVersion, exp }, app.config.jwtSecret!, { algorithm: 'HS256' });
-    verify.mockClear();
-    await expectAccepted(token, user.id);
-    expect(verify).toHaveBeenCalledTimes(1);
-    await until(() => Date.now() > exp * 1000 + 50, "the token's exp to pass", { ms: 5_000 });
-    await expectRefused(token, 'Invalid token');
-    // Refused from the cache: its exp was checked there, not by a second verify.
-    expect(verify).toHaveBeenCalledTimes(1);
-  });
-
-  it('a cached token is revoked at once by a password reset (token version) and by deleting the account, on both surfaces', async () => {
-    const { user, password } = await buildUser(app);
-    const token = (await api.rest('POST', '/auth/login', { body: { email: user.email, password } })).body.token as string;
-    verify.mockClear();
-    await expectAccepted(token, user.id);
-
-    expect((await api.rest('POST', '/auth/forgot-password', { body: { email: user.email } })).status).toBe(200);
-    const [mail] = await mailbox.waitFor(user.email, 'Reset your password');
-    expect((await api.rest('POST', '/auth/reset-password', { body: { token: resetSecretOf(mail), password: 'brand-new-pass' } })).status).toBe(200);
-    await expectRefused(token, 'Invalid token');
-    expect(verify).toHaveBeenCalledTimes(1);
-
-    const fresh = (await api.rest('POST', '/auth/login', { body: { email: user.email, password: 'brand-new-pass' } })).body.token as string;
-    await expectAccepted(fresh, user.id);
-    const admin = (await buildUser(app, { role: 'admin' })).token;
-    expect((await api.rest('DELETE', `/admin/users/${user.id}`, { token: admin })).status).toBe(200);
-    await expectRefused(fresh, 'User not found');
-  });
-});
-
-describe('glibc malloc thresholds of the embedded PostgreSQL (src/db/embedded.ts)', () => {
-  const NAMES = ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_MMAP_THRESHOLD_'];
-
-  /** The malloc variables of a fresh embedded cluster's postmaster, started with `env` set in this process. */
-  async function backendMalloc(env: Record<string, string>): Promise<Record<string, string>> {
-    const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
-    for (const n of NAMES) delete process.env[n];
-    Object.assign(process.env, env);
-    const dir = mkdtempSync(join(tmpdir(), 'blog-malloc-'));
-    try {
-      const db = await startEmbeddedPostgres({ dataDir: dir, durable: false });
-      const client = new pg.Client({ connectionString: db.url });
-      try {
-        await client.connect();
-        const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-        // The postmaster's: a backend writes its ps title over its own copy. Backends are forked, so they share its malloc settings.
-        const postmaster = readFileSync(`/proc/${rows[0].pid}/stat`, 'utf8').split(') ')[1].split(' ')[1];
-        const environ = readFileSync(`/proc/${postmaster}/environ`, 'utf8').split('\0').map((v) => v.split('='));
-        return Object.fromEntries(environ.filter(([k]) => NAMES.includes(k)));
-      } finally {
-        await client.end();
-        await db.stop();
-      }
-    } finally {
-      for (const n of NAMES) {
-        if (saved[n] === undefined) delete process.env[n];
-        else process.env[n] = saved[n];
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-
-  it('the postmaster, and so every backend it forks, runs with a fixed trim and mmap threshold', async () => {
-    expect(await backendMalloc({})).toEqual({ MALLOC_TRIM_THRESHOLD_: '67108864', MALLOC_MMAP_THRESHOLD_: '33554432' });
-  });
-
-  it("the operator's own values win", async () => {
-    expect(await backendMalloc({ MALLOC_TRIM_THRESHOLD_: '1048576' })).toEqual({ MALLOC_TRIM_THRESHOLD_: '1048576', MALLOC_MMAP_THRESHOLD_: '33554432' });
-  });
-});
-
-describe("results that die young: the pool without query_timeout, the service's statements through pool.query (mikro-orm.config.ts, src/db/named-statements.ts)", () => {
-  /**
-   * 50 requests' worth of statements at once, each answering a 20 KB text (a first page's size),
-   * RUNS_PER_WORKER each (a count, not a time: a busy machine makes the load slower, not smaller), through a
-   * pg pool of 10 with the service's driver options plus `extra`, under V8's GC trace: the share
-   * of what the young generation allocated during the load that it promoted to the old one.
-   * `via`: pg's `pool.query` (a callback inside, as runPooled runs every statement of the
-   * service's own outside a transaction), or a checked-out client's `query` without a callback
-   * (the promise form, as Kysely runs the ORM's).
-   */
-  const RUNS_PER_WORKER = 100;
-  async function promotedShare(url: string, extra: Record<string, unknown>, via: 'pool.query' | 'client promise'): Promise<number> {
-    const config = JSON.stringify(join(root, 'dist', 'mikro-orm.config.js'));
-    const code = `
-      const { Pool } = require('pg');
-      const { ormConfig } = require(${config});
-      const options = { ...ormConfig({ clientUrl: ${JSON.stringify(url)} }).driverOptions, ...${JSON.stringify(extra)} };
-      const pool = new Pool({ connectionString: ${JSON.stringify(url)}, max: 10, ...options });
-      const sql = "select repeat('x', 20000) as json";
-      const once = ${JSON.stringify(via)} === 'pool.query'
-        ? () => pool.query(sql, [])
-        : async () => { const client = await pool.connect(); try { return await client.query(sql, []); } finally { client.release(); } };
-      (async () => {
-        await Promise.all(Array.from({ length: 10 }, () => pool.query('select 1')));
-        console.log('LOAD');
-        const worker = async () => { for (let i = 0; i < ${RUNS_PER_WORKER}; i++) await once(); };
-        await Promise.all(Array.from({ length: 50 }, worker));
-        await pool.end();
-      })();
-    `;
-    const out = await runNode(['--trace-gc-nvp'], code);
-    let promoted = 0;
-    let allocated = 0;
-    let load = 0;
-    // Node 24 prints name=value pairs, Node 26 JSON: the young collections after the pool is warm.
-    for (const line of out.slice(out.indexOf('LOAD')).split('\n')) {
-      const since = /allocated"?[=:](\d+)/.exec(line);
-      if (!since) continue;
-      // The load's size counts every collection's: what was allocated before a full one is not in any young one's.
-      load += Number(since[1]);
-      if (!/gc=s |"gc":"s"/.test(line)) continue;
-      promoted += Number(/promoted"?[=:](\d+)/.exec(line)![1]);
-      allocated += Number(since[1]);
-    }
-    expect(load).toBeGreaterThan(100 * 1024 * 1024);
-    return promoted / allocated;
-  }
-
-  let url: string;
-  beforeAll(async () => {
-    url = await createTestDatabase();
-  });
-
-  it("with the service's options and pool.query, a result dies young: under 5% of what the load allocates is promoted", async () => {
-    expect(await promotedShare(url, {}, 'pool.query')).toBeLessThan(0.05);
-  });
-
-  it("the control: with pg's query_timeout (a timer per query) the same load promotes over a third of it", async () => {
-    expect(await promotedShare(url, { query_timeout: 35_000 }, 'pool.query')).toBeGreaterThan(0.35);
-  });
-
-  it("the control: through a client's promise form (Kysely's way) the same load promotes over a third of it", async () => {
-    expect(await promotedShare(url, {}, 'client promise')).toBeGreaterThan(0.35);
   });
 });

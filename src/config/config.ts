@@ -41,6 +41,7 @@ const envSchema = z.object({
   BCRYPT_COST: intSetting(12, 4).pipe(z.number().max(15, 'must be at most 15')),
   RESET_TOKEN_TTL_MINUTES: intSetting(60, 1),
   TRASH_RETENTION_DAYS: intSetting(30),
+  TRASH_RETENTION_FIRST_RUN_MS: intSetting(60_000),
   IDEMPOTENCY_KEY_HOURS: intSetting(24, 1),
   AUTH_RATE_LIMIT_PER_MINUTE: intSetting(300),
   SHUTDOWN_TIMEOUT_MS: intSetting(10_000),
@@ -239,6 +240,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     underNpm: Boolean(env.npm_lifecycle_event),
     mailPollMs: 10_000,
     mailRetryBaseMs: 5000,
-    trashRetentionFirstRunMs: 60_000,
+    trashRetentionFirstRunMs: e.TRASH_RETENTION_FIRST_RUN_MS,
   });
 }

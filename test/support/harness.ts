@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../src/config/config';
 import { createPinoLogger, silentLogger, type Logger } from '../../src/core/logger';
 import { closeOrm, initOrm, migrateDatabase } from '../../src/db/orm';
 import { setBcryptCost } from '../../src/modules/user/password';
+import { TEMPLATE_ENV, withDatabase } from './template-database';
 
 export interface TestApp {
   url: string;
@@ -29,21 +30,25 @@ function pooledUrl(direct: string): string {
   return url.toString();
 }
 
-/** A database of its own for one test file, created in the run's PostgreSQL and migrated. */
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A database of its own for one test file, in the run's PostgreSQL: a copy of the run's migrated
+ * template (test/support/template-database.ts), or with `empty`, a database with no table at all
+ * (for what must find one: the test server's refusal of a used database).
+ */
+export async function createTestDatabase({ empty = false } = {}): Promise<string> {
   const base = process.env.TEST_PG_URL;
   if (!base) throw new Error('TEST_PG_URL is not set: run the tests through jest (globalSetup starts PostgreSQL)');
+  const template = process.env[TEMPLATE_ENV];
+  if (!template && !empty) throw new Error(`${TEMPLATE_ENV} is not set: run the tests through jest (globalSetup makes the template)`);
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: base });
   await admin.connect();
   try {
-    await admin.query(`create database ${name}`);
+    await admin.query(`create database ${name}${empty ? '' : ` template ${template}`}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return withDatabase(base, name);
 }
 
 /**
@@ -75,7 +80,8 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { log
   // Test-only bookkeeping of which statements a request caused: the service itself carries its
   // request state as a plain value (no async context), so the harness marks each request here.
   const inRequest = new AsyncLocalStorage<true>();
-  // As src/main.ts starts the service: migrated first, then the serving ORM.
+  // As src/main.ts starts the service: migrated first (a copy of the template is already: this
+  // finds nothing to do, and behind the pooler sets the role's statement timeout), then the serving ORM.
   await migrateDatabase(config.databaseDirectUrl!, config.databaseUrl);
   const orm = await initOrm({
     clientUrl: config.databaseUrl!,

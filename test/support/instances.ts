@@ -1,15 +1,13 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { followStart } from './follow-start';
+import { builtService } from './service-build';
 
 /**
  * Real service processes, started as `npm start` starts one (the built dist/src/main.js), for
- * tests that need several instances on one database. Call buildService() once first, and
- * removeService() in afterAll.
+ * tests that need several instances on one database. Call buildService() once first (the run's
+ * shared build, test/support/service-build.ts), and removeService() in afterAll.
  */
-const checkout = join(__dirname, '..', '..');
 let root: string | undefined;
 
 export interface Instance {
@@ -25,27 +23,19 @@ export interface Instance {
   exited: Promise<number | null>;
 }
 
-/**
- * Builds into a scratch root of this test file's own (sources symlinked, as test/scripts.test.ts
- * does): build.mjs first deletes <root>/dist, and another file in another jest worker may be
- * starting its instances from a build at that moment.
- */
+/** Makes the run's build of the service this file's (built by the first file that asks). */
 export function buildService(): void {
-  root = mkdtempSync(join(tmpdir(), 'blog-api-instances-'));
-  for (const name of ['src', 'scripts', 'bench', 'node_modules', '.swcrc', 'mikro-orm.config.ts', 'package.json']) symlinkSync(join(checkout, name), join(root, name));
-  const build = spawnSync(process.execPath, ['--preserve-symlinks-main', join(root, 'scripts', 'build.mjs')], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(build.stderr);
+  root = builtService();
 }
 
-/** The scratch root buildService() built in (its dist/ is the service's build). */
+/** The root of the build buildService() named (its dist/ is the service's build). */
 export function serviceRoot(): string {
   if (!root) throw new Error('buildService() first');
   return root;
 }
 
-/** Deletes the scratch build (after the instances have stopped). */
+/** Forgets the build (after the instances have stopped); the run's build itself stays for other files. */
 export function removeService(): void {
-  if (root) rmSync(root, { recursive: true, force: true });
   root = undefined;
 }
 

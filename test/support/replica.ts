@@ -24,10 +24,14 @@ export interface StreamingPair {
 export async function startStreamingPair(): Promise<StreamingPair> {
   const dir = mkdtempSync(join(tmpdir(), 'blog-api-replica-'));
   chmodSync(dir, 0o755); // as root, PostgreSQL runs as `postgres`, who must reach the clusters
+  // The primary as the service's embedded one: its commits are flushed before they are answered,
+  // so pg_current_wal_lsn() (what the lag checks and caughtUp compare with) includes them; a
+  // primary without that (durable: false commits asynchronously) let caughtUp return before the
+  // standby had the last commit. The standby is a throwaway: it need not fsync what it replays.
   const primary = await startEmbeddedPostgres({ dataDir: join(dir, 'primary') });
   let standby: Standby;
   try {
-    standby = await startStandby(primary, join(dir, 'standby'));
+    standby = await startStandby(primary, join(dir, 'standby'), { settings: { fsync: 'off' } });
   } catch (err) {
     await primary.stop();
     rmSync(dir, { recursive: true, force: true });
