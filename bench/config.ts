@@ -96,7 +96,7 @@ export const BENCH_LOG_LEVEL = 'warn';
 export const BENCH_PASSWORD = 'bench-password-1';
 export const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 /** The service runs with NODE_ENV=production, where /metrics answers only this bearer token (METRICS_TOKEN). */
-export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 export const metricsHeaders = { authorization: `Bearer ${BENCH_METRICS_TOKEN}` };
 export const PER_PAGE = 10;
 /** Page size of the trash and the admin user list. */

@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded';
 import { initOrm, migrate } from '../src/db/orm';
-import { BENCH_JWT_SECRET, BENCH_METRICS_TOKEN, benchConfig, metricsHeaders } from './config';
+import { benchConfig, metricsHeaders, serviceEnvironment } from './config';
 import { call } from './http';
 import { distPath, postgresTicks, procStat, startTarget, TICK_MS, waitIdle, type Target } from './processes';
 import { requestMakers } from './scenarios';
@@ -159,15 +159,7 @@ async function main(): Promise<void> {
     for (const s of setups) {
       s.target = await startTarget(s.key, distPath('src', 'main.js'), {
         ...command.env,
-        DATABASE_URL: primaryUrl,
-        JWT_SECRET: BENCH_JWT_SECRET,
-        NODE_ENV: 'production',
-        SMTP_URL: 'smtp://127.0.0.1:1',
-        APP_URL: 'http://bench.invalid',
-        METRICS_TOKEN: BENCH_METRICS_TOKEN,
-        AUTH_RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'warn',
-        DATA_DIR: join(dir, `data-${s.key.replace(/\W/g, '')}`),
+        ...serviceEnvironment(primaryUrl, join(dir, `data-${s.key.replace(/\W/g, '')}`)),
         ...benchConfig.serviceEnv,
         ...s.env,
       }, command.flags);
